@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The RDMA-core side shared by this project's modules.
+//!
+//! Each module's crate includes this directory as its `rdma` module (an
+//! out-of-tree module is a single Rust crate, so the shared code cannot be a
+//! library crate of its own). It holds the generated bindings and the safe
+//! wrappers the drivers use; it is the only place with raw pointers and
+//! `unsafe`.
+
+pub mod bindings;
+pub mod link;
+pub mod misc;
+pub mod netdev;

@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: GPL-2.0
+/* This module's copy of the shared C glue (see core/glue.h). */
+#include "../core/glue.c"

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Soft RoCE: a software RDMA over Converged Ethernet (RoCEv2) device.
+//!
+//! A drop-in replacement for the kernel's C `rdma_rxe`: the same module name,
+//! the same `rxe` link type (`rdma link add rxe0 type rxe netdev eth0`), the
+//! same wire protocol and user ABI.
+
+#[path = "../core/rdma/mod.rs"]
+pub mod rdma;
+
+mod link;
+
+use kernel::prelude::*;
+use rdma::link::LinkRegistration;
+
+module! {
+    type: RxeModule,
+    name: "rdma_rxe",
+    authors: ["The rust-rxe authors"],
+    description: "Soft RDMA transport (RoCEv2) in Rust",
+    license: "GPL",
+    alias: ["rdma-link-rxe"],
+}
+
+#[pin_data]
+struct RxeModule {
+    #[pin]
+    link: LinkRegistration<link::RxeLink>,
+}
+
+impl kernel::InPlaceModule for RxeModule {
+    fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            link <- LinkRegistration::register(),
+        })
+    }
+}

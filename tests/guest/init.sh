@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# PID 1 of a test guest. The guest boots the host's root file system
+# read-only over virtio-9p; this script makes the writable places tmpfs,
+# mounts the run directory (9p tag "run", shared by both guests and the host),
+# installs the chosen module set under /lib/modules/$(uname -r), brings up
+# eth0, runs the scenarios listed in the run's config, and powers off.
+# Parameters come from the kernel command line (unknown key=value pairs
+# become init's environment): rrxe_role=a|b.
+
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8 TERM=dumb
+
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+for d in /tmp /run /var/tmp /var/log /var/lib /root /mnt /lib/modules /etc/iproute2; do
+	mount -t tmpfs -o mode=0755 tmpfs "$d" 2>/dev/null
+done
+chmod 1777 /tmp /var/tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mkdir -p /mnt/run
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=none run /mnt/run ||
+	{ echo "rrxe-init: cannot mount the run directory" >&2; reboot -f; }
+
+RUN=/mnt/run
+ROLE=${rrxe_role:?}
+. "$RUN/config.sh"
+export RUN ROLE
+OUT=$RUN/$ROLE
+mkdir -p "$OUT"
+exec >"$OUT/init.log" 2>&1
+set -x
+
+# Module set for this guest: the kernel's own modules, plus this project's in
+# updates/ (which depmod prefers) for the rust set.
+KREL=$(uname -r)
+cp -a "$MODINST/lib/modules/$KREL" /lib/modules/
+eval "MYSET=\$SET_$ROLE"
+if [ "$MYSET" = rust ]; then
+	mkdir -p "/lib/modules/$KREL/updates"
+	cp "$RUST_KO_DIR"/*.ko "/lib/modules/$KREL/updates/"
+fi
+depmod -a
+
+hostname "guest-$ROLE"
+ip link set lo up
+eval "MYIP=\$IP_$ROLE"
+ip addr add "$MYIP/24" dev eth0
+ip link set eth0 up
+
+. "$RRXE_REPO/tests/guest/lib.sh"
+set +x
+run_scenarios
+dmesg >"$OUT/dmesg-final.txt"
+echo done >"$OUT/done"
+sync
+reboot -f

@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for guest scenarios (sourced by init.sh; scenarios see them too).
+# Both guests run the same scenario list in the same order. A scenario is
+# tests/scenarios/<name>.sh, run with ROLE (a|b), MYSET/PEERSET (c|rust),
+# MYIP/PEERIP and RUN set; its exit status is its result in this guest:
+# 0 pass, 4 skip, anything else fail. What it prints goes to its log.
+
+KSFT_SKIP=4
+SYNC=$RUN/sync
+mkdir -p "$SYNC"
+OTHER=$([ "$ROLE" = a ] && echo b || echo a)
+eval "PEERIP=\$IP_$OTHER"
+eval "PEERSET=\$SET_$OTHER"
+IP_A=$IP_a
+IP_B=$IP_b
+export SYNC OTHER PEERIP PEERSET MYIP MYSET IP_A IP_B KSFT_SKIP
+
+# notify NAME: tell the other guest that NAME happened (in this scenario).
+notify() { : >"$SYNC/$SCENARIO.$1.$ROLE"; }
+
+# await NAME [SECONDS]: wait until the other guest notified NAME.
+await() {
+	local n=$(( ${2:-120} * 5 ))
+	while [ ! -e "$SYNC/$SCENARIO.$1.$OTHER" ]; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || { echo "timed out waiting for the peer's '$1'"; return 1; }
+		# The host marks a guest dead when its QEMU exits.
+		[ ! -e "$SYNC/dead.$OTHER" ] || { echo "the peer guest is gone"; return 1; }
+		sleep 0.2
+	done
+}
+
+# barrier NAME [SECONDS]: both guests reach NAME before either goes on.
+barrier() { notify "$1"; await "$1" "${2:-}"; }
+
+# The GID index of this device's IPv4-mapped RoCE v2 GID for address $2.
+gid_index_v4() {
+	local dev=$1 ip=$2 hex f
+	hex=$(printf '%02x%02x:%02x%02x' ${ip//./ })
+	for f in /sys/class/infiniband/$dev/ports/1/gids/*; do
+		if [ "$(cat "$f")" = "0000:0000:0000:0000:0000:ffff:$hex" ] &&
+			[ "$(cat /sys/class/infiniband/$dev/ports/1/gid_attrs/types/${f##*/} 2>/dev/null)" = "RoCE v2" ]; then
+			echo "${f##*/}"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# wait_gid DEV IP: the RDMA core fills GIDs asynchronously after link add.
+wait_gid() {
+	local n=100
+	until gid_index_v4 "$1" "$2" >/dev/null; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || { echo "no RoCE v2 GID for $2 on $1"; return 1; }
+		sleep 0.2
+	done
+}
+
+# Kernel log lines that fail a scenario whatever it printed.
+SPLAT_RE='WARNING:|BUG:|BUG kmalloc|KASAN|UBSAN|Oops|kernel BUG|general protection|possible circular locking|possible recursive locking|inconsistent lock state|lockdep|suspicious RCU usage|refcount_t:|list_add corruption|list_del corruption|ODEBUG:|unreferenced object|Kernel panic|blocked for more than|rcu: INFO|scheduling while atomic|sleeping function called from invalid context|Call Trace:'
+
+# run_scenarios: each scenario of $SCENARIOS with its time bound; writes
+# <name>.status ("PASS|FAIL|SKIP reason"), <name>.log and <name>.dmesg.
+run_scenarios() {
+	local s rc status reason
+	dmesg >"$OUT/boot.dmesg"
+	dmesg -C
+	for s in $SCENARIOS; do
+		SCENARIO=$s
+		export SCENARIO
+		barrier start 600 >/dev/null 2>&1
+		timeout -k 10 "${SCENARIO_TIMEOUT:-300}" bash "$RRXE_REPO/tests/scenarios/$s.sh" \
+			>"$OUT/$s.log" 2>&1 </dev/null
+		rc=$?
+		# Leftover servers of this scenario must not leak into the next one.
+		pkill -9 -f 'rping|ib_send_|ib_write_|ib_read_|ib_atomic_|cmtime|ucmatose|udaddy|mckey' 2>/dev/null
+		case $rc in
+		0) status=PASS reason= ;;
+		"$KSFT_SKIP") status=SKIP reason=$(tail -n1 "$OUT/$s.log") ;;
+		124|137) status=FAIL reason="timed out after ${SCENARIO_TIMEOUT:-300}s" ;;
+		*) status=FAIL reason="exit status $rc: $(tail -n1 "$OUT/$s.log")" ;;
+		esac
+		sleep 1
+		dmesg >"$OUT/$s.dmesg"
+		dmesg -C
+		if grep -E -q "$SPLAT_RE" "$OUT/$s.dmesg"; then
+			status=FAIL
+			reason="kernel report in dmesg: $(grep -E -m1 "$SPLAT_RE" "$OUT/$s.dmesg")"
+		fi
+		echo "$status $reason" >"$OUT/$s.status"
+		barrier end 600 >/dev/null 2>&1
+	done
+	# Leak check over the whole run (kmemleak needs two scans to settle).
+	if [ -w /sys/kernel/debug/kmemleak ]; then
+		echo scan >/sys/kernel/debug/kmemleak; sleep 1
+		echo scan >/sys/kernel/debug/kmemleak
+		cat /sys/kernel/debug/kmemleak >"$OUT/kmemleak.txt"
+	fi
+}

@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# run-pair.sh RUNDIR KERNEL_BUILD MODULE_DIR SET_A SET_B "SCENARIOS"
+#
+# Boot two QEMU guests (TCG) on KERNEL_BUILD's bzImage, joined by one virtual
+# Ethernet link (QEMU socket netdev over 127.0.0.1; no other network), each
+# with the host root read-only over virtio-9p and RUNDIR shared read-write.
+# Guest a (192.0.2.1) gets module set SET_A, guest b (192.0.2.2) SET_B
+# (c: in-tree rdma_rxe/rdma_ucm; rust: this project's, from MODULE_DIR).
+# Both run SCENARIOS in order; results land in RUNDIR/{a,b}. The guests are
+# always bounded in time and killed if they overrun.
+
+. "$(dirname "$0")/../../scripts/lib.sh"
+
+RUN=$1 KB=$2 MODDIR=$3 SET_A=$4 SET_B=$5 SCENARIOS=$6
+GUEST_TIMEOUT=${RRXE_GUEST_TIMEOUT:-2400}
+GUEST_MEM=${RRXE_GUEST_MEM:-2048}
+GUEST_CPUS=${RRXE_GUEST_CPUS:-1}
+
+rm -rf "$RUN"
+mkdir -p "$RUN/a" "$RUN/b" "$RUN/sync"
+krel=$(ls "$KB/modinst/lib/modules")
+cat >"$RUN/config.sh" <<CFG
+export RRXE_REPO='$RRXE_REPO'
+export MODINST='$KB/modinst'
+export KSRC='$(kernel_src)'
+export RUST_KO_DIR='$MODDIR'
+export SET_a=$SET_A SET_b=$SET_B
+export IP_a=192.0.2.1 IP_b=192.0.2.2
+export SCENARIOS='$SCENARIOS'
+export SCENARIO_TIMEOUT=${RRXE_SCENARIO_TIMEOUT:-400}
+CFG
+
+# A free TCP port on loopback for the link between the guests.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
+boot() { # role netdev-spec mac
+	local role=$1
+	timeout -k 10 "$GUEST_TIMEOUT" qemu-system-x86_64 \
+		-accel tcg -cpu max -smp "$GUEST_CPUS" -m "$GUEST_MEM" \
+		-display none -monitor none -no-reboot -nic none \
+		-serial "file:$RUN/console-$role.log" \
+		-kernel "$KB/arch/x86/boot/bzImage" \
+		-append "console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro init=$RRXE_REPO/tests/guest/init.sh rrxe_role=$role panic=-1 oops=panic loglevel=6" \
+		-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
+		-fsdev local,id=run,path="$RUN",security_model=none \
+		-device virtio-9p-pci,fsdev=run,mount_tag=run \
+		-netdev "socket,id=n0,$2" \
+		-device "virtio-net-pci,netdev=n0,mac=$3" \
+		>"$RUN/qemu-$role.log" 2>&1
+	echo $? >"$RUN/qemu-$role.status"
+	# Tell the other guest not to wait for this one any more.
+	: >"$RUN/sync/dead.$role"
+}
+
+log "booting guests a ($SET_A) and b ($SET_B): $SCENARIOS"
+boot a "listen=127.0.0.1:$port" 52:54:00:00:02:01 &
+pa=$!
+for _ in $(seq 100); do
+	ss -ltn "sport = :$port" | grep -q LISTEN && break
+	sleep 0.1
+done
+boot b "connect=127.0.0.1:$port" 52:54:00:00:02:02 &
+pb=$!
+wait $pa $pb
+log "guests done (qemu a: $(cat "$RUN/qemu-a.status"), b: $(cat "$RUN/qemu-b.status"))"

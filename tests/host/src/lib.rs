@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The kernel-independent parts of the modules, built for the host so their
+//! unit tests run with `cargo test`. Each module below is the very file the
+//! kernel module compiles.
+
+#[path = "../../../ucma/cmd.rs"]
+pub mod ucma_cmd;

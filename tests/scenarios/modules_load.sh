@@ -1,0 +1,20 @@
+# Load the RDMA modules of this guest's set and check modprobe picked the
+# right files: this project's from updates/ for the rust set, the kernel's
+# own for the c set.
+set -e
+modprobe rdma_rxe
+modprobe rdma_ucm
+for m in rdma_rxe rdma_ucm; do
+	f=$(modinfo -F filename $m)
+	echo "$m: $f"
+	case $MYSET in
+	rust) [[ $f == */updates/* ]] || { echo "$m is not this project's module"; exit 1; } ;;
+	c) [[ $f == */kernel/drivers/* ]] || { echo "$m is not the in-tree module"; exit 1; } ;;
+	esac
+	grep -q "^$m " /proc/modules || { echo "$m not loaded"; exit 1; }
+done
+modinfo rdma_rxe | grep -q 'alias: *rdma-link-rxe' || { echo "rdma_rxe lacks the rdma-link-rxe alias"; exit 1; }
+[ -c /dev/infiniband/rdma_cm ] || { echo "/dev/infiniband/rdma_cm missing"; exit 1; }
+mode=$(stat -c %a /dev/infiniband/rdma_cm)
+[ "$mode" = 666 ] || { echo "/dev/infiniband/rdma_cm has mode $mode, not 666"; exit 1; }
+echo ok
