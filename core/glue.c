@@ -19,6 +19,16 @@ void rrxe_poll_wait(struct file *filp, wait_queue_head_t *wq, poll_table *p)
 	poll_wait(filp, wq, p);
 }
 
+const char *rrxe_netdev_name(const struct net_device *ndev)
+{
+	return ndev->name;
+}
+
+unsigned short rrxe_netdev_type(const struct net_device *ndev)
+{
+	return ndev->type;
+}
+
 bool rrxe_netdev_is_vlan(const struct net_device *ndev)
 {
 	return is_vlan_dev(ndev);

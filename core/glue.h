@@ -17,6 +17,10 @@ bool rrxe_safe_file_access(struct file *filp);
 /* poll_wait() for a Rust poll handler. */
 void rrxe_poll_wait(struct file *filp, wait_queue_head_t *wq, poll_table *p);
 
+/* struct net_device is opaque to Rust: its layout is large and config-dependent. */
+const char *rrxe_netdev_name(const struct net_device *ndev);
+unsigned short rrxe_netdev_type(const struct net_device *ndev);
+
 /* is_vlan_dev() */
 bool rrxe_netdev_is_vlan(const struct net_device *ndev);
 

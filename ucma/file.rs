@@ -14,6 +14,7 @@ use crate::{
 };
 use kernel::{
     fs::File,
+    pr_err_once,
     prelude::*,
     sync::{
         Arc,
@@ -35,7 +36,7 @@ impl MiscFile for UcmaFile {
 
     fn write(_this: ArcBorrow<'_, Self>, file: &File, buf: UserSlice, len: usize) -> Result<usize> {
         if !safe_file_access(file) {
-            pr_err_once!("process changed security contexts after opening the file descriptor; this is not allowed\n");
+            pr_err_once!("ucma_write: process changed security contexts after opening file descriptor, this is not allowed.\n");
             return Err(EACCES);
         }
         if len < CMD_HDR_SIZE {

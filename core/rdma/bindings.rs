@@ -25,6 +25,7 @@
     unsafe_op_in_unsafe_fn
 )]
 
+#[allow(unused_imports, reason = "used only if the generated code has unions")]
 use pin_init::{
     MaybeZeroable,
     Zeroable, //

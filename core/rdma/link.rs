@@ -13,6 +13,7 @@ use super::{
 };
 use core::marker::PhantomData;
 use kernel::{
+    ffi,
     prelude::*,
     types::Opaque, //
 };

@@ -10,6 +10,7 @@
 use super::bindings;
 use core::marker::PhantomData;
 use kernel::{
+    ffi,
     fs::File,
     prelude::*,
     sync::{
@@ -58,7 +59,7 @@ pub trait MiscFile: Send + Sync + Sized + 'static {
     }
 
     /// Handles `poll(2)`: registers waits on `table`, returns the ready mask.
-    fn poll(_this: ArcBorrow<'_, Self>, _file: &File, _table: PollTable<'_>) -> Result<u32> {
+    fn poll(_this: ArcBorrow<'_, Self>, _file: &File, _table: PollTable<'_>) -> u32 {
         build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 }
@@ -204,6 +205,6 @@ impl<T: MiscFile> FileOpsTable<T> {
         let file = unsafe { File::from_raw_file(raw.cast()) };
         // SAFETY: `table` is the poll table of this call (or NULL).
         let table = unsafe { PollTable::from_raw(table.cast()) };
-        T::poll(state, file, table).unwrap_or(bindings::EPOLLERR)
+        T::poll(state, file, table)
     }
 }

@@ -4,7 +4,7 @@
 
 use super::bindings;
 use kernel::{
-    prelude::*,
+    str::CStrExt,
     types::Opaque, //
 };
 
@@ -34,21 +34,18 @@ impl NetDevice {
         self.0.get()
     }
 
-    /// The interface name (`eth0`), as bytes without the trailing NUL.
-    pub fn name(&self) -> &[u8] {
+    /// The interface name (`eth0`).
+    pub fn name(&self) -> &kernel::str::CStr {
         // SAFETY: `name` is a NUL-terminated array inside the valid device
         // (type invariant); it changes only under RTNL on rename, and a torn
         // read of a name is harmless for the messages it is used in.
-        let name = unsafe { &(*self.as_raw()).name };
-        let len = name.iter().position(|&c| c == 0).unwrap_or(name.len());
-        // SAFETY: `c_char` and `u8` have the same layout.
-        unsafe { core::slice::from_raw_parts(name.as_ptr().cast::<u8>(), len) }
+        unsafe { kernel::str::CStr::from_char_ptr(bindings::rrxe_netdev_name(self.as_raw())) }
     }
 
     /// The hardware type (`ARPHRD_*`).
     pub fn hw_type(&self) -> u16 {
-        // SAFETY: reading a plain field of the valid device (type invariant).
-        unsafe { (*self.as_raw()).type_ }
+        // SAFETY: the device is valid (type invariant).
+        unsafe { bindings::rrxe_netdev_type(self.as_raw()) }
     }
 
     /// Whether this is an 802.1Q VLAN device.
