@@ -41,10 +41,14 @@ set -x
 KREL=$(uname -r)
 cp -a "$MODINST/lib/modules/$KREL" /lib/modules/
 eval "MYSET=\$SET_$ROLE"
-if [ "$MYSET" = rust ]; then
-	mkdir -p "/lib/modules/$KREL/updates"
-	cp "$RUST_KO_DIR"/*.ko "/lib/modules/$KREL/updates/"
-fi
+#   c:      in-tree rdma_rxe + rdma_ucm
+#   rust:   this project's rdma_rxe + rdma_ucm
+#   ucma:   in-tree rdma_rxe + this project's rdma_ucm (ucma over the C rxe)
+mkdir -p "/lib/modules/$KREL/updates"
+case $MYSET in
+rust) cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$KREL/updates/" ;;
+ucma) cp "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$KREL/updates/" ;;
+esac
 depmod -a
 
 hostname "guest-$ROLE"

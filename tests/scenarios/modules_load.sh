@@ -7,10 +7,11 @@ modprobe rdma_ucm
 for m in rdma_rxe rdma_ucm; do
 	f=$(modinfo -F filename $m)
 	echo "$m: $f"
-	case $MYSET in
-	rust) [[ $f == */updates/* ]] || { echo "$m is not this project's module"; exit 1; } ;;
-	c) [[ $f == */kernel/drivers/* ]] || { echo "$m is not the in-tree module"; exit 1; } ;;
+	case $MYSET:$m in
+	rust:*|ucma:rdma_ucm) want=updates ;;
+	*) want=kernel ;;
 	esac
+	[[ $f == */$want/* ]] || { echo "$m is not from $want/ for set $MYSET"; exit 1; }
 	grep -q "^$m " /proc/modules || { echo "$m not loaded"; exit 1; }
 done
 modinfo rdma_rxe | grep -q 'alias: *rdma-link-rxe' || { echo "rdma_rxe lacks the rdma-link-rxe alias"; exit 1; }
