@@ -71,7 +71,10 @@ run_scenarios() {
 		SCENARIO=$s
 		export SCENARIO
 		barrier start 600 >/dev/null 2>&1
-		timeout -k 10 "${SCENARIO_TIMEOUT:-300}" bash "$RRXE_REPO/tests/scenarios/$s.sh" \
+		mkdir -p "/tmp/scenario/$s"
+		timeout -k 10 "${SCENARIO_TIMEOUT:-300}" bash -c \
+			'. "$RRXE_REPO/tests/guest/lib.sh"; cd "$2" && . "$1"' _ \
+			"$RRXE_REPO/tests/scenarios/$s.sh" "/tmp/scenario/$s" \
 			>"$OUT/$s.log" 2>&1 </dev/null
 		rc=$?
 		# Leftover servers of this scenario must not leak into the next one.

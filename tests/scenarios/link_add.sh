@@ -1,6 +1,7 @@
 # rdma link add rxe0 type rxe netdev eth0 creates a device bound to eth0 whose
 # port goes ACTIVE and gets the IPv4-mapped RoCE v2 GID of eth0's address.
 set -e
+modprobe ib_uverbs
 modprobe rdma_rxe
 rdma link add rxe0 type rxe netdev eth0
 rdma link show

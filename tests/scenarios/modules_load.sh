@@ -2,6 +2,7 @@
 # right files: this project's from updates/ for the rust set, the kernel's
 # own for the c set.
 set -e
+modprobe ib_uverbs
 modprobe rdma_rxe
 modprobe rdma_ucm
 for m in rdma_rxe rdma_ucm; do
