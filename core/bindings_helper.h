@@ -13,6 +13,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 #include <rdma/rdma_cm.h>
+#include <rdma/ib_marshall.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/uverbs_ioctl.h>
 #include <uapi/rdma/ib_user_verbs.h>

@@ -6,6 +6,10 @@
  */
 #include <linux/if_vlan.h>
 #include <rdma/ib.h>
+#include <rdma/ib_addr.h>
+#include <rdma/rdma_user_cm.h>
+#include <linux/device.h>
+#include <linux/sysfs.h>
 
 #include "glue.h"
 
@@ -32,4 +36,56 @@ unsigned short rrxe_netdev_type(const struct net_device *ndev)
 bool rrxe_netdev_is_vlan(const struct net_device *ndev)
 {
 	return is_vlan_dev(ndev);
+}
+
+void rrxe_addr_get_sgid(struct rdma_dev_addr *dev_addr, union ib_gid *gid)
+{
+	rdma_addr_get_sgid(dev_addr, gid);
+}
+
+void rrxe_addr_get_dgid(struct rdma_dev_addr *dev_addr, union ib_gid *gid)
+{
+	rdma_addr_get_dgid(dev_addr, gid);
+}
+
+u16 rrxe_addr_get_pkey(struct rdma_dev_addr *dev_addr)
+{
+	return ib_addr_get_pkey(dev_addr);
+}
+
+int rrxe_ip2gid(struct sockaddr *addr, union ib_gid *gid)
+{
+	return rdma_ip2gid(addr, gid);
+}
+
+bool rrxe_cap_ib_sa(const struct ib_device *device, u32 port_num)
+{
+	return rdma_cap_ib_sa(device, port_num);
+}
+
+bool rrxe_protocol_roce(const struct ib_device *device, u32 port_num)
+{
+	return rdma_protocol_roce(device, port_num);
+}
+
+bool rrxe_protocol_iwarp(const struct ib_device *device, u32 port_num)
+{
+	return rdma_protocol_iwarp(device, port_num);
+}
+
+static ssize_t abi_version_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", RDMA_USER_CM_ABI_VERSION);
+}
+static DEVICE_ATTR_RO(abi_version);
+
+int rrxe_ucma_abi_attr_create(struct device *dev)
+{
+	return device_create_file(dev, &dev_attr_abi_version);
+}
+
+void rrxe_ucma_abi_attr_remove(struct device *dev)
+{
+	device_remove_file(dev, &dev_attr_abi_version);
 }

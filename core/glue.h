@@ -24,4 +24,24 @@ unsigned short rrxe_netdev_type(const struct net_device *ndev);
 /* is_vlan_dev() */
 bool rrxe_netdev_is_vlan(const struct net_device *ndev);
 
+
+/* RDMA CM helpers for the ucma (static inlines of ib_addr.h / ib_verbs.h). */
+struct rdma_dev_addr;
+union ib_gid;
+struct ib_device;
+struct sockaddr;
+struct device;
+
+void rrxe_addr_get_sgid(struct rdma_dev_addr *dev_addr, union ib_gid *gid);
+void rrxe_addr_get_dgid(struct rdma_dev_addr *dev_addr, union ib_gid *gid);
+u16 rrxe_addr_get_pkey(struct rdma_dev_addr *dev_addr);
+int rrxe_ip2gid(struct sockaddr *addr, union ib_gid *gid);
+bool rrxe_cap_ib_sa(const struct ib_device *device, u32 port_num);
+bool rrxe_protocol_roce(const struct ib_device *device, u32 port_num);
+bool rrxe_protocol_iwarp(const struct ib_device *device, u32 port_num);
+
+/* The misc device's read-only "abi_version" attribute (RDMA_USER_CM_ABI_VERSION). */
+int rrxe_ucma_abi_attr_create(struct device *dev);
+void rrxe_ucma_abi_attr_remove(struct device *dev);
+
 #endif /* RRXE_GLUE_H */

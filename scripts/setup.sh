@@ -110,6 +110,10 @@ rust_available() {
 	touch "$stamp"
 }
 
+# The guests boot this machine's root read-only and mount a tmpfs over
+# /lib/modules for their module set: the mount point must exist.
+[ -d /lib/modules ] || mkdir -p /lib/modules
+
 host_packages
 buildroot
 check_versions

@@ -9,6 +9,7 @@
 //! `unsafe`.
 
 pub mod bindings;
+pub mod cm;
 pub mod link;
 pub mod misc;
 pub mod netdev;

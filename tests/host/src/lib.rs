@@ -6,3 +6,7 @@
 
 #[path = "../../../ucma/cmd.rs"]
 pub mod ucma_cmd;
+
+#[path = "../../../ucma/abi.rs"]
+#[allow(dead_code)]
+pub mod ucma_abi;
