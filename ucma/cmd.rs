@@ -78,7 +78,10 @@ impl Cmd {
 }
 
 /// A decoded, length-checked command header.
-#[allow(dead_code, reason = "the lengths are read by the commands of the ucma issue")]
+#[allow(
+    dead_code,
+    reason = "the lengths are read by the commands of the ucma issue"
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct CmdHdr {
     /// The command.
@@ -149,7 +152,14 @@ mod tests {
     #[test]
     fn decodes_a_valid_header() {
         let h = CmdHdr::decode(&hdr(0, 24, 4), 32).unwrap();
-        assert_eq!(h, CmdHdr { cmd: Cmd::CreateId, in_len: 24, out_len: 4 });
+        assert_eq!(
+            h,
+            CmdHdr {
+                cmd: Cmd::CreateId,
+                in_len: 24,
+                out_len: 4
+            }
+        );
     }
 
     #[test]
@@ -157,9 +167,18 @@ mod tests {
         assert_eq!(CmdHdr::decode(&hdr(0, 0, 0), 7), Err(HdrError::Short));
         assert_eq!(CmdHdr::decode(&hdr(25, 0, 0), 8), Err(HdrError::UnknownCmd));
         // An unknown command wins over a bad length, as in ucma_write().
-        assert_eq!(CmdHdr::decode(&hdr(99, 100, 0), 8), Err(HdrError::UnknownCmd));
-        assert_eq!(CmdHdr::decode(&hdr(1, 1, 0), 8), Err(HdrError::InBeyondWrite));
-        assert_eq!(CmdHdr::decode(&hdr(1, u16::MAX, 0), 8), Err(HdrError::InBeyondWrite));
+        assert_eq!(
+            CmdHdr::decode(&hdr(99, 100, 0), 8),
+            Err(HdrError::UnknownCmd)
+        );
+        assert_eq!(
+            CmdHdr::decode(&hdr(1, 1, 0), 8),
+            Err(HdrError::InBeyondWrite)
+        );
+        assert_eq!(
+            CmdHdr::decode(&hdr(1, u16::MAX, 0), 8),
+            Err(HdrError::InBeyondWrite)
+        );
         assert!(CmdHdr::decode(&hdr(1, u16::MAX, 0), usize::from(u16::MAX) + 8).is_ok());
     }
 

@@ -10,13 +10,51 @@
 #[path = "../core/rdma/mod.rs"]
 pub mod rdma;
 
+mod abi;
 mod cmd;
+mod ctx;
 mod file;
 
+use core::mem::size_of;
 use kernel::prelude::*;
-use rdma::misc::{
-    MiscOptions,
-    MiscRegistration, //
+use rdma::{
+    bindings,
+    cm::MiscWithAbiVersion,
+    misc::MiscOptions, //
+};
+
+// The hand-written ABI layouts of `abi` match the kernel's uapi headers.
+const _: () = {
+    assert!(size_of::<bindings::rdma_ucm_create_id>() == abi::CreateId::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_destroy_id>() == abi::DestroyId::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_bind_ip>() == abi::Bind::IP_SIZE);
+    assert!(size_of::<bindings::rdma_ucm_bind>() == abi::Bind::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_resolve_ip>() == abi::ResolveAddr::IP_SIZE);
+    assert!(size_of::<bindings::rdma_ucm_resolve_addr>() == abi::ResolveAddr::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_resolve_route>() == abi::IdArg::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_query>() == abi::Query::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_query_route_resp>() == abi::QueryRouteResp::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_query_addr_resp>() == abi::QueryAddrResp::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_query_path_resp>() == abi::QUERY_PATH_RESP_HDR);
+    assert!(size_of::<bindings::ib_path_rec_data>() == abi::PATH_REC_DATA_SIZE);
+    assert!(size_of::<bindings::rdma_ucm_conn_param>() == abi::ConnParam::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_connect>() == abi::Connect::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_accept>() == abi::Connect::ACCEPT_SIZE);
+    assert!(size_of::<bindings::rdma_ucm_reject>() == abi::Reject::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_disconnect>() == abi::DISCONNECT_SIZE);
+    assert!(size_of::<bindings::rdma_ucm_init_qp_attr>() == abi::Query::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_listen>() == abi::IdArg::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_notify>() == abi::IdArg::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_join_ip_mcast>() == abi::JoinMcast::IP_SIZE);
+    assert!(size_of::<bindings::rdma_ucm_join_mcast>() == abi::JoinMcast::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_get_event>() == abi::GET_EVENT_SIZE);
+    assert!(size_of::<bindings::rdma_ucm_event_resp>() == abi::EventResp::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_set_option>() == abi::SetOption::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_migrate_id>() == abi::MIGRATE_ID_SIZE);
+    assert!(size_of::<bindings::ib_uverbs_qp_attr>() == abi::QP_ATTR_SIZE);
+    assert!(size_of::<bindings::ib_uverbs_ah_attr>() == abi::AH_ATTR_SIZE);
+    assert!(size_of::<bindings::ib_user_path_rec>() == abi::USER_PATH_REC_SIZE);
+    assert!(bindings::RDMA_USER_CM_ABI_VERSION == abi::ABI_VERSION);
 };
 
 module! {
@@ -31,13 +69,13 @@ module! {
 #[pin_data]
 struct UcmaModule {
     #[pin]
-    misc: MiscRegistration<file::UcmaFile>,
+    misc: MiscWithAbiVersion<file::UcmaFile>,
 }
 
 impl kernel::InPlaceModule for UcmaModule {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
-            misc <- MiscRegistration::register(MiscOptions {
+            misc <- MiscWithAbiVersion::register(MiscOptions {
                 name: c"rdma_cm",
                 nodename: c"infiniband/rdma_cm",
                 mode: 0o666,

@@ -5,6 +5,7 @@
 //! kernel module compiles.
 
 #[path = "../../../ucma/cmd.rs"]
+#[allow(dead_code)]
 pub mod ucma_cmd;
 
 #[path = "../../../ucma/abi.rs"]

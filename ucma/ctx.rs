@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! CM contexts, multicast memberships and events, and how they die.
+//!
+//! Ownership (no raw pointers anywhere):
+//! - an open file owns its contexts (`FileInner::ctxs`), its multicast
+//!   memberships (`FileInner::mcs`) and its queued events;
+//! - a context owns its C id ([`CmId`], in `Ctx::cm`), and the C id owns one
+//!   reference on the context (its `context` pointer) until the id is
+//!   destroyed; a context refers back to its file (`Ctx::file`);
+//! - an event refers to its context (and to the new context of a connection
+//!   request, and to its multicast membership).
+//!
+//! These cycles are broken explicitly by [`destroy_ctx`]: the C id is taken
+//! out and destroyed first (`rdma_destroy_id()` waits for running handlers,
+//! and no handler runs afterwards), then the context's queued events and
+//! memberships are removed; undelivered connection requests of a listener
+//! are destroyed the same way. DESTROY_ID and the file's release are the
+//! only callers. A C id is never destroyed inside an event handler.
+//!
+//! Lock order: `Ctx::cm` → the C id's handler mutex → `FileInner` (the
+//! handler takes it) → `Ctx::file`. A new context's `cm` is only try-locked
+//! under `FileInner` (it is fresh, so that always succeeds).
+
+use crate::{
+    abi::{
+        self,
+        EventParam,
+        EventResp, //
+    },
+    file::UcmaFile,
+    rdma::cm::{
+        self,
+        CmEvent,
+        CmHandler,
+        CmId,
+        ConnRequest,
+        SockAddr, //
+    },
+};
+use core::sync::atomic::{
+    AtomicI32,
+    AtomicU32,
+    AtomicU64,
+    Ordering, //
+};
+use kernel::{
+    new_mutex, new_spinlock,
+    prelude::*,
+    rbtree::RBTreeNode,
+    sync::{
+        Arc,
+        ArcBorrow,
+        Mutex,
+        SpinLock, //
+    },
+};
+
+/// `net.rdma_ucm.max_backlog`'s default.
+pub(crate) const MAX_BACKLOG: u32 = 1024;
+
+/// Ids of contexts and multicast memberships: unique over all files, so an
+/// id keeps its number when it migrates.
+static NEXT_CTX_ID: AtomicU32 = AtomicU32::new(0);
+static NEXT_MC_ID: AtomicU32 = AtomicU32::new(0);
+
+/// One `rdma_cm_id` of a user.
+#[pin_data]
+pub(crate) struct Ctx {
+    /// The id userspace knows it by.
+    pub(crate) id: u32,
+    /// The C id; `None` once destroyed. Also serialises the commands on this
+    /// context (the C module's `ctx->mutex`).
+    #[pin]
+    pub(crate) cm: Mutex<Option<CmId<Ctx>>>,
+    /// The file whose event queue receives this context's events.
+    #[pin]
+    pub(crate) file: SpinLock<Arc<UcmaFile>>,
+    /// Userspace's handle, echoed in events; 0 until a connection request's
+    /// context is accepted (events are dropped until then).
+    pub(crate) uid: AtomicU64,
+    /// Connection requests a listener may still queue.
+    pub(crate) backlog: AtomicI32,
+    /// Events delivered by GET_EVENT (reported by DESTROY_ID).
+    pub(crate) events_reported: AtomicU32,
+}
+
+impl Ctx {
+    /// A new context of `file` without C id yet.
+    pub(crate) fn new(file: Arc<UcmaFile>, uid: u64) -> Result<Arc<Self>> {
+        let id = NEXT_CTX_ID.fetch_add(1, Ordering::Relaxed);
+        Arc::pin_init(
+            try_pin_init!(Ctx {
+                id,
+                cm <- new_mutex!(None),
+                file <- new_spinlock!(file),
+                uid: AtomicU64::new(uid),
+                backlog: AtomicI32::new(0),
+                events_reported: AtomicU32::new(0),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The file the context's events currently go to.
+    pub(crate) fn file(&self) -> Arc<UcmaFile> {
+        self.file.lock().clone()
+    }
+
+    /// Takes one unit of backlog, if any is left (`atomic_add_unless`).
+    fn take_backlog(&self) -> bool {
+        let mut cur = self.backlog.load(Ordering::Relaxed);
+        while cur > 0 {
+            match self
+                .backlog
+                .compare_exchange(cur, cur - 1, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
+        }
+        false
+    }
+
+    /// The user event for `ev` on this context.
+    fn user_event(&self, ev: &CmEvent) -> EventResp {
+        EventResp {
+            uid: self.uid.load(Ordering::Acquire),
+            id: self.id,
+            event: ev.event,
+            status: ev.status,
+            param: match &ev.param {
+                cm::EventParam::None => EventParam::None,
+                cm::EventParam::Conn(c) => EventParam::Conn(abi::ConnParam {
+                    qp_num: c.qp_num,
+                    qkey: c.qkey,
+                    private_data: c.private_data,
+                    private_data_len: c.private_data_len,
+                    srq: c.srq,
+                    responder_resources: c.responder_resources,
+                    initiator_depth: c.initiator_depth,
+                    flow_control: c.flow_control,
+                    retry_count: c.retry_count,
+                    rnr_retry_count: c.rnr_retry_count,
+                    valid: 0,
+                }),
+                cm::EventParam::Ud(u) => EventParam::Ud(abi::UdParam {
+                    qp_num: u.qp_num,
+                    qkey: u.qkey,
+                    ah_attr: u.ah_attr,
+                    private_data: u.private_data,
+                    private_data_len: u.private_data_len,
+                }),
+            },
+            ece: abi::Ece {
+                vendor_id: ev.ece_vendor_id,
+                attr_mod: ev.ece_attr_mod,
+            },
+        }
+    }
+}
+
+/// A multicast membership of a context.
+pub(crate) struct Mc {
+    pub(crate) id: u32,
+    pub(crate) ctx: Arc<Ctx>,
+    pub(crate) uid: u64,
+    pub(crate) addr: SockAddr,
+    /// Events delivered by GET_EVENT (reported by LEAVE_MCAST).
+    pub(crate) events_reported: AtomicU32,
+}
+
+impl Mc {
+    pub(crate) fn new(ctx: Arc<Ctx>, uid: u64, addr: SockAddr) -> Result<Arc<Self>> {
+        Ok(Arc::new(
+            Mc {
+                id: NEXT_MC_ID.fetch_add(1, Ordering::Relaxed),
+                ctx,
+                uid,
+                addr,
+                events_reported: AtomicU32::new(0),
+            },
+            GFP_KERNEL,
+        )?)
+    }
+}
+
+/// A queued event.
+pub(crate) struct Event {
+    /// The context the event is reported on (the listener, for a request).
+    pub(crate) ctx: Arc<Ctx>,
+    /// The new connection's context, for a connection request.
+    pub(crate) conn_req: Option<Arc<Ctx>>,
+    /// The membership, for multicast events.
+    pub(crate) mc: Option<Arc<Mc>>,
+    pub(crate) resp: EventResp,
+}
+
+impl CmHandler for Ctx {
+    fn event(this: ArcBorrow<'_, Self>, ev: &CmEvent) {
+        // Events of a new connection are ignored until it is accepted.
+        if this.uid.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let mut resp = this.user_event(ev);
+        let file = this.file();
+        let is_mc = ev.event == abi::EVENT_MULTICAST_JOIN || ev.event == abi::EVENT_MULTICAST_ERROR;
+        {
+            let mut inner = file.inner.lock();
+            if inner.closed {
+                return;
+            }
+            let mc = if is_mc {
+                let key = u32::try_from(ev.mc_context).unwrap_or(u32::MAX);
+                match inner.mcs.get(&key) {
+                    // The membership was left meanwhile: drop the event.
+                    None => return,
+                    Some(mc) => {
+                        resp.uid = mc.uid;
+                        resp.id = mc.id;
+                        Some(mc.clone())
+                    }
+                }
+            } else {
+                None
+            };
+            let event = Event {
+                ctx: this.into(),
+                conn_req: None,
+                mc,
+                resp,
+            };
+            // An event that cannot be queued is lost, as in the C module.
+            if inner.events.push(event, GFP_KERNEL).is_err() {
+                return;
+            }
+        }
+        file.wait.notify_all();
+        // DEVICE_REMOVAL: the C id is released when userspace destroys the
+        // id (librdmacm does so on this event).
+    }
+
+    fn connect_request(
+        listener: ArcBorrow<'_, Self>,
+        req: ConnRequest<'_, Self>,
+        ev: &CmEvent,
+    ) -> Result {
+        if !listener.take_backlog() {
+            // Better than the C module, which drops the request silently and
+            // lets the client retry until it times out: reject it at once
+            // (consumer defined), so the client gets REJECTED promptly.
+            let _ = req.reject(abi::REJ_CONSUMER_DEFINED);
+            return Err(ENOMEM);
+        }
+        let listener: Arc<Ctx> = listener.into();
+        let res = queue_connect_request(listener.clone(), req, ev);
+        if res.is_err() {
+            listener.backlog.fetch_add(1, Ordering::AcqRel);
+        }
+        res
+    }
+}
+
+/// Makes a context for a connection request on `listener` and queues the
+/// request event; adopts the request only once nothing can fail any more.
+fn queue_connect_request(listener: Arc<Ctx>, req: ConnRequest<'_, Ctx>, ev: &CmEvent) -> Result {
+    let file = listener.file();
+    let ctx = Ctx::new(file.clone(), 0)?;
+    let mut resp = listener.user_event(ev);
+    resp.id = ctx.id;
+    let node = RBTreeNode::new(ctx.id, ctx.clone(), GFP_KERNEL)?;
+    {
+        let mut inner = file.inner.lock();
+        if inner.closed {
+            return Err(ENOMEM);
+        }
+        inner.events.reserve(1, GFP_KERNEL)?;
+        let mut slot = ctx.cm.try_lock().ok_or(EBUSY)?;
+        *slot = Some(req.adopt(ctx.clone()));
+        drop(slot);
+        inner.ctxs.insert(node);
+        let event = Event {
+            ctx: listener,
+            conn_req: Some(ctx),
+            mc: None,
+            resp,
+        };
+        // Cannot fail: capacity reserved above.
+        if let Err(e) = inner.events.push_within_capacity(event) {
+            drop(e);
+        }
+    }
+    file.wait.notify_all();
+    Ok(())
+}
+
+/// Destroys a context taken out of its file's table: its C id, then its
+/// queued events (destroying the contexts of undelivered connection
+/// requests), then its memberships. Returns the events reported.
+pub(crate) fn destroy_ctx(file: &UcmaFile, ctx: Arc<Ctx>) -> u32 {
+    let cm = ctx.cm.lock().take();
+    // No handler of this id runs once this returns.
+    drop(cm);
+    loop {
+        let ev = {
+            let mut inner = file.inner.lock();
+            let pos = inner.events.iter().position(|e| e.ctx.id == ctx.id);
+            match pos.map(|p| inner.events.remove(p)) {
+                Some(Ok(ev)) => {
+                    if let Some(c) = &ev.conn_req {
+                        inner.ctxs.remove(&c.id);
+                    }
+                    ev
+                }
+                _ => break,
+            }
+        };
+        if let Some(c) = ev.conn_req {
+            destroy_conn_req(file, c);
+        }
+    }
+    remove_mcs(file, ctx.id);
+    ctx.events_reported.load(Ordering::Acquire)
+}
+
+/// Destroys a connection request's context that userspace never saw.
+fn destroy_conn_req(file: &UcmaFile, ctx: Arc<Ctx>) {
+    let cm = ctx.cm.lock().take();
+    drop(cm);
+    file.inner.lock().events.retain(|e| e.ctx.id != ctx.id);
+    remove_mcs(file, ctx.id);
+}
+
+/// Forgets the memberships of context `ctx_id` (its C id is destroyed, which
+/// left the groups).
+fn remove_mcs(file: &UcmaFile, ctx_id: u32) {
+    loop {
+        let mut inner = file.inner.lock();
+        let key = inner
+            .mcs
+            .iter()
+            .find(|(_, mc)| mc.ctx.id == ctx_id)
+            .map(|(k, _)| *k);
+        match key {
+            Some(k) => {
+                inner.mcs.remove(&k);
+                inner
+                    .events
+                    .retain(|e| e.mc.as_ref().map(|m| m.id) != Some(k));
+            }
+            None => break,
+        }
+    }
+}
