@@ -698,6 +698,8 @@ pub(crate) struct UdParam {
 #[derive(Clone, Copy)]
 pub(crate) enum EventParam {
     None,
+    /// The 64-bit argument of a WRITE_CM_EVENT event.
+    Arg(u64),
     Conn(ConnParam),
     Ud(UdParam),
 }
@@ -727,6 +729,7 @@ impl EventResp {
         w.bytes(16, &self.status.to_ne_bytes());
         match &self.param {
             EventParam::None => {}
+            EventParam::Arg(a) => w.u64(20, *a),
             EventParam::Conn(c) => c.encode(&mut w, 20),
             EventParam::Ud(u) => {
                 w.u32(20, u.qp_num);
@@ -807,6 +810,37 @@ pub(crate) fn parse_id_option(optname: u32, val: &[u8]) -> Result<CmOption, OptE
         2 => Ok(CmOption::AfOnly(int(val)?)),
         3 => Ok(CmOption::AckTimeout(byte(val)?)),
         _ => Err(OptError::NoSys),
+    }
+}
+
+/// `struct rdma_ucm_write_cm_event`.
+pub(crate) struct WriteCmEvent {
+    pub(crate) id: u32,
+    pub(crate) event: u32,
+    pub(crate) status: i32,
+    pub(crate) arg: u64,
+}
+
+/// `RDMA_CM_EVENT_USER`.
+pub(crate) const EVENT_USER: u32 = 18;
+/// `RDMA_CM_EVENT_INTERNAL`.
+pub(crate) const EVENT_INTERNAL: u32 = 19;
+
+impl WriteCmEvent {
+    pub(crate) const SIZE: usize = 320;
+    /// Decodes WRITE_CM_EVENT; only user and internal events may be written.
+    pub(crate) fn decode(b: &[u8; Self::SIZE]) -> Option<Self> {
+        let r = Rd(b);
+        let event = r.u32(8);
+        if event != EVENT_USER && event != EVENT_INTERNAL {
+            return None;
+        }
+        Some(Self {
+            id: r.u32(0),
+            event,
+            status: i32::from_ne_bytes(r.arr(12)),
+            arg: r.u64(16),
+        })
     }
 }
 
@@ -984,6 +1018,27 @@ mod tests {
         assert_eq!(out[16], 1);
         let mut out = [0u8; 8 + 72 * 6];
         assert_eq!(encode_query_path(&mut out, 2, &recs), 8 + 144);
+    }
+
+    #[test]
+    fn write_cm_event() {
+        let mut b = [0u8; WriteCmEvent::SIZE];
+        b[8..12].copy_from_slice(&EVENT_USER.to_ne_bytes());
+        b[16..24].copy_from_slice(&0x1122u64.to_ne_bytes());
+        let w = WriteCmEvent::decode(&b).unwrap();
+        assert_eq!(w.arg, 0x1122);
+        let e = EventResp {
+            uid: 1,
+            id: 0,
+            event: w.event,
+            status: 0,
+            param: EventParam::Arg(w.arg),
+            ece: Ece::default(),
+        }
+        .encode();
+        assert_eq!(&e[20..28], &0x1122u64.to_ne_bytes());
+        b[8] = 3;
+        assert!(WriteCmEvent::decode(&b).is_none());
     }
 
     #[test]

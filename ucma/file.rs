@@ -497,6 +497,38 @@ impl UcmaFile {
         )
     }
 
+    fn write_cm_event(&self, r: &mut UserSliceReader) -> Result {
+        let cmd = abi::WriteCmEvent::decode(&read_cmd::<{ abi::WriteCmEvent::SIZE }>(r)?)
+            .ok_or(EINVAL)?;
+        let ctx = self.get_ctx(cmd.id)?;
+        let mut ev = Event {
+            ctx: ctx.clone(),
+            conn_req: None,
+            mc: None,
+            resp: abi::EventResp {
+                uid: 0,
+                id: ctx.id,
+                event: cmd.event,
+                status: cmd.status,
+                param: abi::EventParam::Arg(cmd.arg),
+                ece: abi::Ece::default(),
+            },
+        };
+        let guard = ctx.cm.lock();
+        let cm = Option::as_ref(&*guard).ok_or(ENXIO)?;
+        // Under the handler lock, so the uid is stable (as in the C module).
+        cm.with_handler_locked(|| {
+            ev.resp.uid = ctx.uid.load(Ordering::Acquire);
+            if ev.resp.uid == 0 {
+                return Err(EINVAL);
+            }
+            let file = ctx.file();
+            file.inner.lock().events.push(ev, GFP_KERNEL)?;
+            file.wait.notify_all();
+            Ok(())
+        })
+    }
+
     fn dispatch(
         this: ArcBorrow<'_, Self>,
         file: &File,
@@ -547,7 +579,8 @@ impl UcmaFile {
             Cmd::LeaveMcast => this.leave(r, out_len),
             // GET_OPTION has no handler in the C module either.
             Cmd::GetOption => Err(ENOSYS),
-            Cmd::MigrateId | Cmd::ResolveIbService | Cmd::WriteCmEvent => Err(ENOSYS),
+            Cmd::WriteCmEvent => this.write_cm_event(r),
+            Cmd::MigrateId | Cmd::ResolveIbService => Err(ENOSYS),
         }
     }
 }

@@ -51,6 +51,7 @@ const _: () = {
     assert!(size_of::<bindings::rdma_ucm_event_resp>() == abi::EventResp::SIZE);
     assert!(size_of::<bindings::rdma_ucm_set_option>() == abi::SetOption::SIZE);
     assert!(size_of::<bindings::rdma_ucm_migrate_id>() == abi::MIGRATE_ID_SIZE);
+    assert!(size_of::<bindings::rdma_ucm_write_cm_event>() == abi::WriteCmEvent::SIZE);
     assert!(size_of::<bindings::ib_uverbs_qp_attr>() == abi::QP_ATTR_SIZE);
     assert!(size_of::<bindings::ib_uverbs_ah_attr>() == abi::AH_ATTR_SIZE);
     assert!(size_of::<bindings::ib_user_path_rec>() == abi::USER_PATH_REC_SIZE);
