@@ -844,8 +844,24 @@ impl WriteCmEvent {
     }
 }
 
-/// `sizeof(struct rdma_ucm_migrate_id)`.
-pub(crate) const MIGRATE_ID_SIZE: usize = 16;
+/// `struct rdma_ucm_migrate_id`.
+pub(crate) struct MigrateId {
+    pub(crate) response: u64,
+    pub(crate) id: u32,
+    pub(crate) fd: u32,
+}
+
+impl MigrateId {
+    pub(crate) const SIZE: usize = 16;
+    pub(crate) fn decode(b: &[u8; Self::SIZE]) -> Self {
+        let r = Rd(b);
+        Self {
+            response: r.u64(0),
+            id: r.u32(8),
+            fd: r.u32(12),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

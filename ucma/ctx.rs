@@ -352,3 +352,87 @@ fn remove_mcs(file: &UcmaFile, ctx_id: u32) {
         }
     }
 }
+
+/// Moves `ctx` from file `cur` to file `new` (MIGRATE_ID): its table entry,
+/// its queued events, the contexts of its undelivered connection requests
+/// and its memberships. Runs under the context's handler lock, so no event
+/// of it is queued meanwhile. Returns the events reported.
+pub(crate) fn migrate_ctx(cur: &Arc<UcmaFile>, new: &Arc<UcmaFile>, ctx: &Arc<Ctx>) -> Result<u32> {
+    if Arc::ptr_eq(cur, new) {
+        return Ok(ctx.events_reported.load(Ordering::Acquire));
+    }
+    let mut nodes = KVec::new();
+    let mut mc_nodes = KVec::new();
+    let mut events = KVec::new();
+    let reported;
+    {
+        let mut inner = cur.inner.lock();
+        if inner.ctxs.get(&ctx.id).is_none() {
+            return Err(ENOENT);
+        }
+        // Make room first, so nothing fails once entries start moving.
+        let n_ev = inner.events.iter().filter(|e| e.ctx.id == ctx.id).count();
+        let n_mc = inner.mcs.values().filter(|m| m.ctx.id == ctx.id).count();
+        events.reserve(n_ev, GFP_KERNEL)?;
+        nodes.reserve(n_ev.saturating_add(1), GFP_KERNEL)?;
+        mc_nodes.reserve(n_mc, GFP_KERNEL)?;
+        if let Some(node) = inner.ctxs.remove_node(&ctx.id) {
+            let _ = nodes.push_within_capacity(node);
+        }
+        let mut i = 0;
+        while i < inner.events.len() {
+            let mine = inner.events.get(i).is_some_and(|e| e.ctx.id == ctx.id);
+            if !mine {
+                i += 1;
+                continue;
+            }
+            let Ok(ev) = inner.events.remove(i) else {
+                break;
+            };
+            if let Some(c) = &ev.conn_req {
+                if let Some(node) = inner.ctxs.remove_node(&c.id) {
+                    let _ = nodes.push_within_capacity(node);
+                }
+            }
+            let _ = events.push_within_capacity(ev);
+        }
+        while let Some(k) = inner
+            .mcs
+            .iter()
+            .find(|(_, m)| m.ctx.id == ctx.id)
+            .map(|(k, _)| *k)
+        {
+            match inner.mcs.remove_node(&k) {
+                Some(node) => {
+                    if let Err(e) = mc_nodes.push_within_capacity(node) {
+                        drop(e);
+                        break;
+                    }
+                }
+                None => break,
+            }
+        }
+        reported = ctx.events_reported.load(Ordering::Acquire);
+    }
+    *ctx.file.lock() = new.clone();
+    for ev in events.iter() {
+        if let Some(c) = &ev.conn_req {
+            *c.file.lock() = new.clone();
+        }
+    }
+    {
+        let mut inner = new.inner.lock();
+        for node in nodes.drain_all() {
+            inner.ctxs.insert(node);
+        }
+        for node in mc_nodes.drain_all() {
+            inner.mcs.insert(node);
+        }
+        for ev in events.drain_all() {
+            // Lost only if memory runs out, as an event of the C module.
+            let _ = inner.events.push(ev, GFP_KERNEL);
+        }
+    }
+    new.wait.notify_all();
+    Ok(reported)
+}

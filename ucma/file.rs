@@ -26,6 +26,7 @@ use crate::{
     },
     ctx::{
         destroy_ctx,
+        migrate_ctx,
         Ctx,
         Event,
         Mc,
@@ -48,7 +49,8 @@ use core::sync::atomic::Ordering;
 use kernel::{
     fs::{
         file::flags::O_NONBLOCK,
-        File, //
+        File,
+        LocalFile, //
     },
     new_mutex, pr_err_once,
     prelude::*,
@@ -497,6 +499,23 @@ impl UcmaFile {
         )
     }
 
+    fn migrate_id(this: ArcBorrow<'_, Self>, file: &File, r: &mut UserSliceReader) -> Result {
+        let cmd = abi::MigrateId::decode(&read_cmd::<{ abi::MigrateId::SIZE }>(r)?);
+        // The current file of the id, held against its release meanwhile.
+        let other = LocalFile::fget(cmd.fd).map_err(|_| ENOENT)?;
+        let cur: Arc<UcmaFile> = cm::same_device_file::<UcmaFile>(file, this, &other)
+            .ok_or(EINVAL)?
+            .into();
+        let ctx = cur.get_ctx(cmd.id)?;
+        let new: Arc<UcmaFile> = this.into();
+        let reported = {
+            let guard = ctx.cm.lock();
+            let cm = Option::as_ref(&*guard).ok_or(ENXIO)?;
+            cm.with_handler_locked(|| migrate_ctx(&cur, &new, &ctx))?
+        };
+        write_resp(cmd.response, &abi::encode_u32(reported))
+    }
+
     fn write_cm_event(&self, r: &mut UserSliceReader) -> Result {
         let cmd = abi::WriteCmEvent::decode(&read_cmd::<{ abi::WriteCmEvent::SIZE }>(r)?)
             .ok_or(EINVAL)?;
@@ -580,7 +599,8 @@ impl UcmaFile {
             // GET_OPTION has no handler in the C module either.
             Cmd::GetOption => Err(ENOSYS),
             Cmd::WriteCmEvent => this.write_cm_event(r),
-            Cmd::MigrateId | Cmd::ResolveIbService => Err(ENOSYS),
+            Cmd::MigrateId => Self::migrate_id(this, file, r),
+            Cmd::ResolveIbService => Err(ENOSYS),
         }
     }
 }

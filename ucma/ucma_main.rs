@@ -50,7 +50,7 @@ const _: () = {
     assert!(size_of::<bindings::rdma_ucm_get_event>() == abi::GET_EVENT_SIZE);
     assert!(size_of::<bindings::rdma_ucm_event_resp>() == abi::EventResp::SIZE);
     assert!(size_of::<bindings::rdma_ucm_set_option>() == abi::SetOption::SIZE);
-    assert!(size_of::<bindings::rdma_ucm_migrate_id>() == abi::MIGRATE_ID_SIZE);
+    assert!(size_of::<bindings::rdma_ucm_migrate_id>() == abi::MigrateId::SIZE);
     assert!(size_of::<bindings::rdma_ucm_write_cm_event>() == abi::WriteCmEvent::SIZE);
     assert!(size_of::<bindings::ib_uverbs_qp_attr>() == abi::QP_ATTR_SIZE);
     assert!(size_of::<bindings::ib_uverbs_ah_attr>() == abi::AH_ATTR_SIZE);

@@ -34,6 +34,7 @@ use kernel::{
         to_result, //
     },
     ffi,
+    fs::LocalFile,
     prelude::*,
     sync::{
         Arc,
@@ -781,6 +782,35 @@ impl<T: CmHandler> Drop for CmId<T> {
         // id (type invariant); nothing uses it any more.
         drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(ctx.cast()) });
     }
+}
+
+/// The state of `other` if it is an open file of the same misc device type
+/// as `this`, whose state is `this_state` (MIGRATE_ID names another open
+/// `rdma_cm` file by descriptor).
+///
+/// `this`'s private data must be `this_state` (checked), which proves that
+/// `this` was opened through the `file_operations` of [`MiscFile`] `T`; a file
+/// with the same `file_operations` was opened by the same `open`, which
+/// stored an `Arc<T>` as its private data until its release, and the
+/// caller's reference on `other` keeps it from being released.
+pub fn same_device_file<'a, T: MiscFile>(
+    this: &LocalFile,
+    this_state: ArcBorrow<'_, T>,
+    other: &'a LocalFile,
+) -> Option<ArcBorrow<'a, T>> {
+    let mine = Arc::<T>::from(this_state).into_foreign();
+    // SAFETY: `mine` was just made by `into_foreign`; this gives it back.
+    drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(mine) });
+    let (a, b) = (this.as_ptr(), other.as_ptr());
+    // SAFETY: both files are valid for the call (the caller holds them).
+    let (a_ops, a_priv, b_ops, b_priv) =
+        unsafe { ((*a).f_op, (*a).private_data, (*b).f_op, (*b).private_data) };
+    if a_priv.cast::<ffi::c_void>() != mine || a_ops != b_ops || b_priv.is_null() {
+        return None;
+    }
+    // SAFETY: see above: `b_priv` is an `Arc<T>` foreign pointer that lives
+    // as long as `other` is held.
+    Some(unsafe { <Arc<T> as ForeignOwnable>::borrow(b_priv.cast()) })
 }
 
 /// A misc device carrying the read-only sysfs attribute `abi_version`

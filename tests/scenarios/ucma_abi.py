@@ -142,6 +142,28 @@ check("INIT_QP_ATTR INIT", cmd(fd, 11, struct.pack("=QII", addr(qa), b, 1), 144)
 e, n = destroy_id(fd, b)
 check("DESTROY_ID after 2 events reports 2", e == 0 and n == 2)
 
+# MIGRATE_ID: an ID with a pending event moves to another file.
+f2 = os.open(DEV, os.O_RDWR)
+m = create_id(fd, uid=21)[1]
+cmd(fd, 20, struct.pack("=IHH", m, 16, 0) + storage(sin(MYIP)))
+cmd(fd, 21, struct.pack("=IIHHI", m, 2000, 0, 16, 0) + storage(b"") + storage(sin(PEERIP, 7474)))
+p.poll(5000)
+mr = buf(4)
+check("MIGRATE_ID bad fd ENOENT",
+      cmd(f2, 18, struct.pack("=QII", addr(mr), m, 9999), 4) == errno.ENOENT)
+null = os.open("/dev/null", os.O_RDWR)
+check("MIGRATE_ID non-rdma_cm fd EINVAL",
+      cmd(f2, 18, struct.pack("=QII", addr(mr), m, null), 4) == errno.EINVAL)
+os.close(null)
+check("MIGRATE_ID", cmd(f2, 18, struct.pack("=QII", addr(mr), m, fd), 4) == 0
+      and struct.unpack("=I", mr.raw)[0] == 0)
+e, ev = get_event(f2)
+check("event followed the ID %r" % (ev,), e == 0 and ev[0] == 21 and ev[2] == 0)
+check("ID gone from the old file", destroy_id(fd, m)[0] in (errno.ENOENT, errno.EINVAL))
+e, n = destroy_id(f2, m)
+check("DESTROY_ID on the new file reports 1", e == 0 and n == 1)
+os.close(f2)
+
 # Release with IDs in several states and events pending.
 c1 = create_id(fd, uid=9)[1]
 c2 = create_id(fd, uid=10)[1]
