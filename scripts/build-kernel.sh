@@ -27,6 +27,11 @@ key=$( {
 } | sha256sum | cut -c1-12)
 B=$RRXE_CACHE/kernel/$variant-$key
 
+# One build of a variant at a time: a second caller waits, then finds it cached.
+mkdir -p "$RRXE_CACHE/kernel"
+exec 9>"$RRXE_CACHE/kernel/.lock-$variant"
+flock 9
+
 if [ -f "$B/.complete" ]; then
 	log "kernel '$variant' is cached in $B"
 	echo "$B"

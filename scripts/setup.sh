@@ -115,6 +115,8 @@ rust_available() {
 [ -d /lib/modules ] || mkdir -p /lib/modules
 
 host_packages
+# The host unit tests (tests/host) build with the machine's own cargo.
+command -v cargo >/dev/null || die "cargo not found: the host unit tests need the machine's Rust toolchain (rustup)"
 buildroot
 check_versions
 kernel_source

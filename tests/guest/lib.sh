@@ -59,12 +59,12 @@ wait_gid() {
 }
 
 # Kernel log lines that fail a scenario whatever it printed.
-SPLAT_RE='WARNING:|BUG:|BUG kmalloc|KASAN|UBSAN|Oops|kernel BUG|general protection|possible circular locking|possible recursive locking|inconsistent lock state|lockdep|suspicious RCU usage|refcount_t:|list_add corruption|list_del corruption|ODEBUG:|unreferenced object|Kernel panic|blocked for more than|rcu: INFO|scheduling while atomic|sleeping function called from invalid context|Call Trace:'
+SPLAT_RE='WARNING:|BUG:|UBSAN:|Oops|kernel BUG|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|bad unlock balance|held lock freed|lock held when returning to user space|trying to register non-static key|DEBUG_LOCKS_WARN_ON|suspicious RCU usage|refcount_t:|list_add corruption|list_del corruption|ODEBUG:|unreferenced object|Kernel panic|blocked for more than|rcu: INFO|self-detected stall|scheduling while atomic|sleeping function called from invalid context|Call Trace:'
 
 # run_scenarios: each scenario of $SCENARIOS with its time bound; writes
 # <name>.status ("PASS|FAIL|SKIP reason"), <name>.log and <name>.dmesg.
 run_scenarios() {
-	local s rc status reason
+	local s rc status reason limit
 	dmesg >"$OUT/boot.dmesg"
 	dmesg -C
 	for s in $SCENARIOS; do
@@ -72,7 +72,10 @@ run_scenarios() {
 		export SCENARIO
 		barrier start 600 >/dev/null 2>&1
 		mkdir -p "/tmp/scenario/$s"
-		timeout -k 10 "${SCENARIO_TIMEOUT:-300}" bash -c \
+		# A scenario may ask for its own bound with a "# timeout: SECONDS" line.
+		limit=$(sed -n 's/^# timeout: *\([0-9]*\)$/\1/p' "$RRXE_REPO/tests/scenarios/$s.sh")
+		limit=${limit:-${SCENARIO_TIMEOUT:-300}}
+		timeout -k 10 "$limit" bash -c \
 			'. "$RRXE_REPO/tests/guest/lib.sh"; cd "$2" && . "$1"' _ \
 			"$RRXE_REPO/tests/scenarios/$s.sh" "/tmp/scenario/$s" \
 			>"$OUT/$s.log" 2>&1 </dev/null
@@ -82,7 +85,7 @@ run_scenarios() {
 		case $rc in
 		0) status=PASS reason= ;;
 		"$KSFT_SKIP") status=SKIP reason=$(tail -n1 "$OUT/$s.log") ;;
-		124|137) status=FAIL reason="timed out after ${SCENARIO_TIMEOUT:-300}s" ;;
+		124|137) status=FAIL reason="timed out after ${limit}s" ;;
 		*) status=FAIL reason="exit status $rc: $(tail -n1 "$OUT/$s.log")" ;;
 		esac
 		sleep 1
