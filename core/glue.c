@@ -10,6 +10,8 @@
 #include <rdma/rdma_user_cm.h>
 #include <linux/device.h>
 #include <linux/sysfs.h>
+#include <linux/sysctl.h>
+#include <net/net_namespace.h>
 
 #include "glue.h"
 
@@ -88,4 +90,32 @@ int rrxe_ucma_abi_attr_create(struct device *dev)
 void rrxe_ucma_abi_attr_remove(struct device *dev)
 {
 	device_remove_file(dev, &dev_attr_abi_version);
+}
+
+static unsigned int rrxe_ucma_max_backlog_val = 1024;
+static struct ctl_table rrxe_ucma_ctl_table[] = {
+	{
+		.procname	= "max_backlog",
+		.data		= &rrxe_ucma_max_backlog_val,
+		.maxlen		= sizeof(rrxe_ucma_max_backlog_val),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_INT_MAX,
+	},
+};
+
+void *rrxe_ucma_sysctl_register(void)
+{
+	return register_net_sysctl(&init_net, "net/rdma_ucm", rrxe_ucma_ctl_table);
+}
+
+void rrxe_ucma_sysctl_unregister(void *hdr)
+{
+	unregister_net_sysctl_table(hdr);
+}
+
+unsigned int rrxe_ucma_max_backlog(void)
+{
+	return READ_ONCE(rrxe_ucma_max_backlog_val);
 }

@@ -44,4 +44,9 @@ bool rrxe_protocol_iwarp(const struct ib_device *device, u32 port_num);
 int rrxe_ucma_abi_attr_create(struct device *dev);
 void rrxe_ucma_abi_attr_remove(struct device *dev);
 
+/* The ucma's sysctl net.rdma_ucm.max_backlog (default 1024, as the C module). */
+void *rrxe_ucma_sysctl_register(void);
+void rrxe_ucma_sysctl_unregister(void *hdr);
+unsigned int rrxe_ucma_max_backlog(void);
+
 #endif /* RRXE_GLUE_H */

@@ -56,9 +56,6 @@ use kernel::{
     },
 };
 
-/// `net.rdma_ucm.max_backlog`'s default.
-pub(crate) const MAX_BACKLOG: u32 = 1024;
-
 /// Ids of contexts and multicast memberships: unique over all files, so an
 /// id keeps its number when it migrates.
 static NEXT_CTX_ID: AtomicU32 = AtomicU32::new(0);

@@ -29,8 +29,7 @@ use crate::{
         migrate_ctx,
         Ctx,
         Event,
-        Mc,
-        MAX_BACKLOG, //
+        Mc, //
     },
     rdma::{
         bindings,
@@ -320,7 +319,7 @@ impl UcmaFile {
 
     fn listen(&self, r: &mut UserSliceReader) -> Result {
         let cmd = IdArg::decode(&read_cmd::<{ IdArg::SIZE }>(r)?);
-        let backlog = abi::listen_backlog(cmd.arg, MAX_BACKLOG);
+        let backlog = abi::listen_backlog(cmd.arg, cm::MaxBacklogSysctl::max_backlog());
         let backlog = i32::try_from(backlog).unwrap_or(i32::MAX);
         self.with_cm(cmd.id, false, |ctx, cm| {
             ctx.backlog.store(backlog, Ordering::Release);

@@ -19,7 +19,10 @@ use core::mem::size_of;
 use kernel::prelude::*;
 use rdma::{
     bindings,
-    cm::MiscWithAbiVersion,
+    cm::{
+        MaxBacklogSysctl,
+        MiscWithAbiVersion, //
+    },
     misc::MiscOptions, //
 };
 
@@ -69,6 +72,7 @@ module! {
 
 #[pin_data]
 struct UcmaModule {
+    sysctl: MaxBacklogSysctl,
     #[pin]
     misc: MiscWithAbiVersion<file::UcmaFile>,
 }
@@ -76,6 +80,7 @@ struct UcmaModule {
 impl kernel::InPlaceModule for UcmaModule {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
+            sysctl: MaxBacklogSysctl::register()?,
             misc <- MiscWithAbiVersion::register(MiscOptions {
                 name: c"rdma_cm",
                 nodename: c"infiniband/rdma_cm",

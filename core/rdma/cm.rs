@@ -813,6 +813,44 @@ pub fn same_device_file<'a, T: MiscFile>(
     Some(unsafe { <Arc<T> as ForeignOwnable>::borrow(b_priv.cast()) })
 }
 
+/// The registration of the sysctl `net.rdma_ucm.max_backlog`; dropping it
+/// unregisters the sysctl.
+///
+/// # Invariants
+///
+/// `hdr` is the live result of `register_net_sysctl()`.
+pub struct MaxBacklogSysctl {
+    hdr: NonNull<ffi::c_void>,
+}
+
+// SAFETY: unregistering may happen on any thread.
+unsafe impl Send for MaxBacklogSysctl {}
+// SAFETY: no `&self` methods touch the registration.
+unsafe impl Sync for MaxBacklogSysctl {}
+
+impl MaxBacklogSysctl {
+    /// Registers the sysctl.
+    pub fn register() -> Result<Self> {
+        // SAFETY: registers a static table; no preconditions.
+        let hdr = unsafe { bindings::rrxe_ucma_sysctl_register() };
+        // INVARIANT: registered when not NULL.
+        NonNull::new(hdr).map(|hdr| Self { hdr }).ok_or(ENOMEM)
+    }
+
+    /// The sysctl's current value.
+    pub fn max_backlog() -> u32 {
+        // SAFETY: reads a static integer.
+        unsafe { bindings::rrxe_ucma_max_backlog() }
+    }
+}
+
+impl Drop for MaxBacklogSysctl {
+    fn drop(&mut self) {
+        // SAFETY: registered (type invariant), unregistered once.
+        unsafe { bindings::rrxe_ucma_sysctl_unregister(self.hdr.as_ptr()) };
+    }
+}
+
 /// A misc device carrying the read-only sysfs attribute `abi_version`
 /// (`/sys/class/misc/<name>/abi_version`, read by librdmacm).
 ///
