@@ -87,9 +87,10 @@ def client(ip, port, n):
         e = get_event(ch)
         assert e and e[1] == 2, "route %r" % (e,)
         ids.append(i)
-    param = struct.pack("=QBBBBBBBxI", 0, 0, 0, 0, 0, 7, 7, 0, 0x123456)
     start = time.time()
-    for i in ids:
+    for k, i in enumerate(ids):
+        # Distinct QPNs: the peer's CM rejects a repeated one as stale.
+        param = struct.pack("=QBBBBBBBxI", 0, 0, 0, 0, 0, 7, 7, 0, 0x1000 + k)
         assert cm.rdma_connect(i, param) == 0, "connect %d" % ctypes.get_errno()
     os.set_blocking(fd, False)
     rejected = 0
@@ -100,7 +101,8 @@ def client(ip, port, n):
             time.sleep(0.05)
             continue
         print("client event %s status %d after %.2fs" % (EV.get(e[1], e[1]), e[2], time.time() - start))
-        if e[1] == 8:
+        # Rejected by the listener's module, reason consumer defined (28).
+        if e[1] == 8 and e[2] == 28:
             rejected += 1
     took = time.time() - start
     print("rejected %d of %d in %.2fs" % (rejected, n, took))
