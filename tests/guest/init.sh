@@ -3,7 +3,8 @@
 #
 # PID 1 of a test guest. The guest boots the host's root file system
 # read-only over virtio-9p; this script makes the writable places tmpfs,
-# mounts the run directory (9p tag "run", shared by both guests and the host),
+# mounts the run directory (9p tag "run", shared by both guests and the host)
+# and the repository (tag "repo"),
 # installs the chosen module set under /lib/modules/$(uname -r), brings up
 # eth0, runs the scenarios listed in the run's config, and powers off.
 # Parameters come from the kernel command line (unknown key=value pairs
@@ -30,6 +31,11 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=none run /mnt/ru
 RUN=/mnt/run
 ROLE=${rrxe_role:?}
 . "$RUN/config.sh"
+# The repository is shared on its own (tag "repo") and mounted at its host
+# path: a clone under /tmp or /root would be hidden by the tmpfs mounts above.
+mkdir -p "$RRXE_REPO"
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,ro repo "$RRXE_REPO" ||
+	{ echo "rrxe-init: cannot mount the repository" >&2; reboot -f; }
 export RUN ROLE
 OUT=$RUN/$ROLE
 mkdir -p "$OUT"

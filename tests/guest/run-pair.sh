@@ -47,6 +47,8 @@ boot() { # role netdev-spec mac
 		-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
 		-fsdev local,id=run,path="$RUN",security_model=none \
 		-device virtio-9p-pci,fsdev=run,mount_tag=run \
+		-fsdev local,id=repo,path="$RRXE_REPO",security_model=none,readonly=on \
+		-device virtio-9p-pci,fsdev=repo,mount_tag=repo \
 		-netdev "socket,id=n0,$2" \
 		-device "virtio-net-pci,netdev=n0,mac=$3" \
 		>"$RUN/qemu-$role.log" 2>&1
