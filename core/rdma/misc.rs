@@ -54,7 +54,12 @@ pub trait MiscFile: Send + Sync + Sized + 'static {
     }
 
     /// Handles `write(2)`: `buf` is the user's buffer of `len` bytes.
-    fn write(_this: ArcBorrow<'_, Self>, _file: &File, _buf: UserSlice, _len: usize) -> Result<usize> {
+    fn write(
+        _this: ArcBorrow<'_, Self>,
+        _file: &File,
+        _buf: UserSlice,
+        _len: usize,
+    ) -> Result<usize> {
         build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
@@ -149,7 +154,10 @@ impl<T: MiscFile> FileOpsTable<T> {
     /// # Safety
     ///
     /// Called by the VFS for a file being opened on this misc device.
-    unsafe extern "C" fn open(_inode: *mut bindings::inode, raw: *mut bindings::file) -> ffi::c_int {
+    unsafe extern "C" fn open(
+        _inode: *mut bindings::inode,
+        raw: *mut bindings::file,
+    ) -> ffi::c_int {
         // SAFETY: the file is valid and being opened; no fdget_pos region.
         let file = unsafe { File::from_raw_file(raw.cast()) };
         match T::open(file) {
@@ -167,7 +175,10 @@ impl<T: MiscFile> FileOpsTable<T> {
     /// # Safety
     ///
     /// Called by the VFS once, for a file whose `open` succeeded.
-    unsafe extern "C" fn release(_inode: *mut bindings::inode, raw: *mut bindings::file) -> ffi::c_int {
+    unsafe extern "C" fn release(
+        _inode: *mut bindings::inode,
+        raw: *mut bindings::file,
+    ) -> ffi::c_int {
         // SAFETY: `open` stored an `Arc<T>`; release takes it back exactly once.
         let state = unsafe { <Arc<T> as ForeignOwnable>::from_foreign((*raw).private_data.cast()) };
         // SAFETY: the file is valid for the call.
@@ -198,7 +209,10 @@ impl<T: MiscFile> FileOpsTable<T> {
     /// # Safety
     ///
     /// Called by the VFS for an open file of this device.
-    unsafe extern "C" fn poll(raw: *mut bindings::file, table: *mut bindings::poll_table) -> bindings::__poll_t {
+    unsafe extern "C" fn poll(
+        raw: *mut bindings::file,
+        table: *mut bindings::poll_table,
+    ) -> bindings::__poll_t {
         // SAFETY: `open` stored an `Arc<T>` that lives until `release`.
         let state = unsafe { <Arc<T> as ForeignOwnable>::borrow((*raw).private_data.cast()) };
         // SAFETY: the file is valid for the call.
