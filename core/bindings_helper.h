@@ -21,3 +21,4 @@
 #include <uapi/rdma/rdma_user_rxe.h>
 
 #include "glue.h"
+#include "glue_ib.h"

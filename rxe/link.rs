@@ -2,7 +2,12 @@
 
 //! The `rxe` link type: `rdma link add NAME type rxe netdev DEV`.
 
+use crate::device::{
+    self,
+    Rxe, //
+};
 use crate::rdma::{
+    ib_device::Device,
     link::LinkOps,
     netdev::NetDevice, //
 };
@@ -14,9 +19,18 @@ pub(crate) struct RxeLink;
 impl LinkOps for RxeLink {
     const TYPE: &'static CStr = c"rxe";
 
-    fn newlink(_ibdev_name: &CStr, _ndev: &NetDevice) -> Result {
-        // Device creation is not implemented yet: refuse cleanly, creating
-        // nothing, rather than half-build a device.
-        Err(EOPNOTSUPP)
+    fn newlink(ibdev_name: &CStr, ndev: &NetDevice) -> Result {
+        // The C driver's refusals, in its order and with its errnos.
+        if ndev.is_vlan() {
+            pr_err!("rxe creation allowed on top of a real device only\n");
+            return Err(EPERM);
+        }
+        if Device::<Rxe>::get_by_netdev(ndev).is_some() {
+            pr_err!("already configured on {}\n", ndev.name());
+            return Err(EEXIST);
+        }
+        device::create(ibdev_name, ndev).inspect_err(|e| {
+            pr_err!("failed to add {}: {:?}\n", ndev.name(), e);
+        })
     }
 }

@@ -1,3 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* This module's copy of the shared C glue (see core/glue.h). */
 #include "../core/glue.c"
+/* The RDMA device glue, only this module needs it. */
+#include "../core/glue_ib.c"

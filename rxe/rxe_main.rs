@@ -9,10 +9,15 @@
 #[path = "../core/rdma/mod.rs"]
 pub mod rdma;
 
+mod device;
 mod link;
+pub mod params;
 
 use kernel::prelude::*;
-use rdma::link::LinkRegistration;
+use rdma::{
+    ib_device::DriverRegistration,
+    link::LinkRegistration, //
+};
 
 module! {
     type: RxeModule,
@@ -25,13 +30,19 @@ module! {
 
 #[pin_data]
 struct RxeModule {
+    // Dropped first: no new device while the driver goes away.
     #[pin]
     link: LinkRegistration<link::RxeLink>,
+    // Then every device is unregistered, and the netdev notifier removed.
+    #[pin]
+    driver: DriverRegistration<device::Rxe>,
 }
 
 impl kernel::InPlaceModule for RxeModule {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
+            // The notifier is in place before the first device can appear.
+            driver <- DriverRegistration::register(),
             link <- LinkRegistration::register(),
         })
     }

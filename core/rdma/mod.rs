@@ -10,6 +10,7 @@
 
 pub mod bindings;
 pub mod cm;
+pub mod ib_device;
 pub mod link;
 pub mod misc;
 pub mod netdev;

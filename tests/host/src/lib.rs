@@ -11,3 +11,7 @@ pub mod ucma_cmd;
 #[path = "../../../ucma/abi.rs"]
 #[allow(dead_code)]
 pub mod ucma_abi;
+
+#[path = "../../../rxe/params.rs"]
+#[allow(dead_code)]
+pub mod rxe_params;
