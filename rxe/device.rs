@@ -57,6 +57,38 @@ pub(crate) struct Gid {
     pub(crate) gid_type: u32,
 }
 
+/// A count of objects of one kind, bounded as the C driver's pools are.
+struct Counted {
+    n: AtomicU32,
+    max: u32,
+}
+
+impl Counted {
+    const fn new(max: u32) -> Self {
+        Self {
+            n: AtomicU32::new(0),
+            max,
+        }
+    }
+
+    /// One more, or `EINVAL` beyond the bound (the C pools' errno).
+    fn get(&self) -> Result {
+        let max = self.max;
+        self.n
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .map(drop)
+            .map_err(|_| EINVAL)
+    }
+
+    fn put(&self) {
+        let _ = self
+            .n
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+    }
+}
+
 /// The state of one rxe device.
 #[pin_data]
 pub(crate) struct RxeDev {
@@ -70,6 +102,10 @@ pub(crate) struct RxeDev {
     gids: XArray<KBox<Gid>>,
     /// The counters of [`params::COUNTER_NAMES`].
     counters: [AtomicU64; params::COUNTER_NAMES.len()],
+    /// User contexts.
+    ucontexts: Counted,
+    /// Protection domains.
+    pds: Counted,
 }
 
 impl RxeDev {
@@ -79,6 +115,8 @@ impl RxeDev {
             active_mtu: AtomicU32::new(IbMtu::for_netdev_mtu(ndev_mtu).as_raw()),
             gids <- XArray::new(AllocKind::Alloc),
             counters: [const { AtomicU64::new(0) }; params::COUNTER_NAMES.len()],
+            ucontexts: Counted::new(params::MAX_UCONTEXT),
+            pds: Counted::new(params::MAX_PD),
         })
     }
 
@@ -122,7 +160,11 @@ pub(crate) fn create(name: &CStr, ndev: &NetDevice) -> Result {
         sysfs_parent: true,
     };
     Device::<Rxe>::register(
-        &<crate::RxeModule as kernel::ModuleMetadata>::THIS_MODULE, &info, ndev, RxeDev::new(guid, ndev.mtu()))
+        &<crate::RxeModule as kernel::ModuleMetadata>::THIS_MODULE,
+        &info,
+        ndev,
+        RxeDev::new(guid, ndev.mtu()),
+    )
 }
 
 fn device_attr(rxe: &RxeDev, attr: &mut DeviceAttr) {
@@ -284,11 +326,21 @@ impl IbDriver for Rxe {
         Ok(())
     }
 
-    fn alloc_ucontext(_dev: &Device<Self>) -> Result {
-        Ok(())
+    fn alloc_ucontext(dev: &Device<Self>) -> Result {
+        dev.data().ucontexts.get()
     }
 
-    fn dealloc_ucontext(_dev: &Device<Self>) {}
+    fn dealloc_ucontext(dev: &Device<Self>) {
+        dev.data().ucontexts.put();
+    }
+
+    fn alloc_pd(dev: &Device<Self>) -> Result {
+        dev.data().pds.get()
+    }
+
+    fn dealloc_pd(dev: &Device<Self>) {
+        dev.data().pds.put();
+    }
 
     fn mmap(_dev: &Device<Self>, _pgoff: usize) -> Result {
         // No queue is waiting to be mapped (the C driver's answer to an

@@ -57,6 +57,8 @@ pub const MAX_PKEYS: u16 = 64;
 pub const LOCAL_CA_ACK_DELAY: u8 = 15;
 /// First QP index of user QPs (0 and 1 are the special QPs).
 pub const MIN_QP_INDEX: u32 = 16;
+/// User contexts.
+pub const MAX_UCONTEXT: u32 = DEFAULT_MAX_VALUE;
 /// Queue pairs.
 pub const MAX_QP: u32 = DEFAULT_MAX_VALUE - MIN_QP_INDEX;
 /// First SRQ index.

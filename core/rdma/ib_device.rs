@@ -166,6 +166,10 @@ pub trait IbDriver: Sized + Send + Sync + 'static {
     fn alloc_ucontext(dev: &Device<Self>) -> Result;
     /// A user context is being destroyed.
     fn dealloc_ucontext(dev: &Device<Self>);
+    /// A protection domain is being created.
+    fn alloc_pd(dev: &Device<Self>) -> Result;
+    /// A protection domain is being destroyed.
+    fn dealloc_pd(dev: &Device<Self>);
     /// `mmap()` of the uverbs file at page offset `pgoff`.
     fn mmap(dev: &Device<Self>, pgoff: usize) -> Result;
     /// Reads the counters of port `port` into `values`; returns how many.
@@ -229,7 +233,9 @@ impl<T: IbDriver> Device<T> {
     pub fn data(&self) -> Pin<&T::Data> {
         // SAFETY: `drv` holds a `Pin<KBox<T::Data>>` made foreign until
         // `dealloc_driver`, after which no `&Device` exists (invariants).
-        unsafe { <Pin<KBox<T::Data>> as ForeignOwnable>::borrow(bindings::rrxe_ib_drv(self.as_raw())) }
+        unsafe {
+            <Pin<KBox<T::Data>> as ForeignOwnable>::borrow(bindings::rrxe_ib_drv(self.as_raw()))
+        }
     }
 
     /// The device name.
@@ -254,7 +260,8 @@ impl<T: IbDriver> Device<T> {
         let mut speed = 0u16;
         let mut width = 0u8;
         // SAFETY: the device is live; the out pointers are valid.
-        let ret = unsafe { bindings::ib_get_eth_speed(self.as_raw(), port, &mut speed, &mut width) };
+        let ret =
+            unsafe { bindings::ib_get_eth_speed(self.as_raw(), port, &mut speed, &mut width) };
         kernel::error::to_result(ret)?;
         Ok((speed, width))
     }
@@ -320,7 +327,9 @@ impl<T: IbDriver> Device<T> {
         if ret == 0 {
             // SAFETY: as above; the name is NUL-terminated; NULL DMA device:
             // the core uses virtual DMA (CONFIG_INFINIBAND_VIRT_DMA).
-            ret = unsafe { bindings::ib_register_device(raw, info.name.as_char_ptr(), core::ptr::null_mut()) };
+            ret = unsafe {
+                bindings::ib_register_device(raw, info.name.as_char_ptr(), core::ptr::null_mut())
+            };
         }
         if ret != 0 {
             // SAFETY: registration failed; the caller deallocates (the core
@@ -352,12 +361,15 @@ impl<T: IbDriver> Device<T> {
         ops.alloc_ucontext = Some(Self::alloc_ucontext_cb);
         ops.dealloc_ucontext = Some(Self::dealloc_ucontext_cb);
         ops.mmap = Some(Self::mmap_cb);
+        ops.alloc_pd = Some(Self::alloc_pd_cb);
+        ops.dealloc_pd = Some(Self::dealloc_pd_cb);
         ops.alloc_hw_port_stats = Some(Self::alloc_hw_port_stats_cb);
         ops.get_hw_stats = Some(Self::get_hw_stats_cb);
         ops.dealloc_driver = Some(Self::dealloc_driver_cb);
         // The driver keeps no state of its own in these objects yet: they are
         // the core's structures exactly.
         ops.size_ib_ucontext = core::mem::size_of::<bindings::ib_ucontext>();
+        ops.size_ib_pd = core::mem::size_of::<bindings::ib_pd>();
         ops
     }
 
@@ -456,7 +468,10 @@ impl<T: IbDriver> Device<T> {
     /// # Safety
     ///
     /// Called by the core on a live device.
-    unsafe extern "C" fn link_layer_cb(dev: *mut bindings::ib_device, port: u32) -> bindings::rdma_link_layer {
+    unsafe extern "C" fn link_layer_cb(
+        dev: *mut bindings::ib_device,
+        port: u32,
+    ) -> bindings::rdma_link_layer {
         // SAFETY: see the function's safety section.
         T::link_layer(unsafe { Self::from_raw(dev) }, port)
     }
@@ -464,7 +479,10 @@ impl<T: IbDriver> Device<T> {
     /// # Safety
     ///
     /// Called by the core with a valid attribute of a live device.
-    unsafe extern "C" fn add_gid_cb(attr: *const bindings::ib_gid_attr, _ctx: *mut *mut ffi::c_void) -> ffi::c_int {
+    unsafe extern "C" fn add_gid_cb(
+        attr: *const bindings::ib_gid_attr,
+        _ctx: *mut *mut ffi::c_void,
+    ) -> ffi::c_int {
         // SAFETY: see the function's safety section; `GidAttr` is transparent.
         let (dev, attr) = unsafe { (Self::from_raw((*attr).device), &*attr.cast::<GidAttr>()) };
         Self::errno(T::add_gid(dev, attr))
@@ -473,7 +491,10 @@ impl<T: IbDriver> Device<T> {
     /// # Safety
     ///
     /// Called by the core with a valid attribute of a live device.
-    unsafe extern "C" fn del_gid_cb(attr: *const bindings::ib_gid_attr, _ctx: *mut *mut ffi::c_void) -> ffi::c_int {
+    unsafe extern "C" fn del_gid_cb(
+        attr: *const bindings::ib_gid_attr,
+        _ctx: *mut *mut ffi::c_void,
+    ) -> ffi::c_int {
         // SAFETY: see the function's safety section; `GidAttr` is transparent.
         let (dev, attr) = unsafe { (Self::from_raw((*attr).device), &*attr.cast::<GidAttr>()) };
         Self::errno(T::del_gid(dev, attr))
@@ -482,7 +503,10 @@ impl<T: IbDriver> Device<T> {
     /// # Safety
     ///
     /// Called by the core with a valid context of a live device.
-    unsafe extern "C" fn alloc_ucontext_cb(ctx: *mut bindings::ib_ucontext, _udata: *mut bindings::ib_udata) -> ffi::c_int {
+    unsafe extern "C" fn alloc_ucontext_cb(
+        ctx: *mut bindings::ib_ucontext,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
         // SAFETY: see the function's safety section.
         let dev = unsafe { Self::from_raw((*ctx).device) };
         Self::errno(T::alloc_ucontext(dev))
@@ -498,8 +522,35 @@ impl<T: IbDriver> Device<T> {
 
     /// # Safety
     ///
+    /// Called by the core with a valid PD of a live device.
+    unsafe extern "C" fn alloc_pd_cb(
+        pd: *mut bindings::ib_pd,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        // SAFETY: see the function's safety section.
+        let dev = unsafe { Self::from_raw((*pd).device) };
+        Self::errno(T::alloc_pd(dev))
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core with a valid PD of a live device.
+    unsafe extern "C" fn dealloc_pd_cb(
+        pd: *mut bindings::ib_pd,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        // SAFETY: see the function's safety section.
+        T::dealloc_pd(unsafe { Self::from_raw((*pd).device) });
+        0
+    }
+
+    /// # Safety
+    ///
     /// Called by the core with a valid context of a live device and a valid VMA.
-    unsafe extern "C" fn mmap_cb(ctx: *mut bindings::ib_ucontext, vma: *mut bindings::vm_area_struct) -> ffi::c_int {
+    unsafe extern "C" fn mmap_cb(
+        ctx: *mut bindings::ib_ucontext,
+        vma: *mut bindings::vm_area_struct,
+    ) -> ffi::c_int {
         // SAFETY: see the function's safety section.
         let (dev, pgoff) = unsafe { (Self::from_raw((*ctx).device), (*vma).vm_pgoff) };
         Self::errno(T::mmap(dev, pgoff))
@@ -508,7 +559,10 @@ impl<T: IbDriver> Device<T> {
     /// # Safety
     ///
     /// Called by the core on a live device.
-    unsafe extern "C" fn alloc_hw_port_stats_cb(_dev: *mut bindings::ib_device, _port: u32) -> *mut bindings::rdma_hw_stats {
+    unsafe extern "C" fn alloc_hw_port_stats_cb(
+        _dev: *mut bindings::ib_device,
+        _port: u32,
+    ) -> *mut bindings::rdma_hw_stats {
         // SAFETY: the descriptors are `'static` (a `StatDesc` is a transparent
         // `rdma_stat_desc`); the core keeps the pointer in the stats.
         unsafe {
@@ -552,7 +606,9 @@ impl<T: IbDriver> Device<T> {
     unsafe extern "C" fn dealloc_driver_cb(dev: *mut bindings::ib_device) {
         // SAFETY: `drv` was made foreign by `register` and is taken back
         // exactly once, here; no `&Device` outlives this call.
-        drop(unsafe { <Pin<KBox<T::Data>> as ForeignOwnable>::from_foreign(bindings::rrxe_ib_drv(dev)) });
+        drop(unsafe {
+            <Pin<KBox<T::Data>> as ForeignOwnable>::from_foreign(bindings::rrxe_ib_drv(dev))
+        });
     }
 }
 

@@ -61,16 +61,16 @@ guid=$(cat /sys/class/infiniband/rxe0/node_guid)
 [ "$(cat /sys/class/infiniband/rxe0/sys_image_guid)" = "$eui" ] || fail "sys_image_guid"
 hex=$(printf '%02x%02x:%02x%02x' ${MYIP//./ })
 gids=
-for f in /sys/class/infiniband/rxe0/ports/1/gids/*; do
-	g=$(cat "$f")
-	[ "$g" = 0000:0000:0000:0000:0000:0000:0000:0000 ] && continue
+# One grep over the 1024 entries (a cat each is slow in a TCG guest).
+while IFS= read -r line; do
+	f=${line%%:*} g=${line#*:}
 	t=$(cat "/sys/class/infiniband/rxe0/ports/1/gid_attrs/types/${f##*/}")
 	nd=$(cat "/sys/class/infiniband/rxe0/ports/1/gid_attrs/ndevs/${f##*/}")
 	echo "gid ${f##*/}: $g $t $nd"
 	g=${g/fe80:0000:0000:0000:$eui/DEFAULT}
 	g=${g/0000:0000:0000:0000:0000:ffff:$hex/IPV4}
 	gids="$gids ${f##*/}=$g/$t/$nd"
-done
+done < <(grep -H -v '^0000:0000:0000:0000:0000:0000:0000:0000$' /sys/class/infiniband/rxe0/ports/1/gids/*)
 echo "gids:$gids"
 # Only RoCE v2 GIDs: the port has RoCE UDP encapsulation only.
 case "$gids" in
