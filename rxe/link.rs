@@ -6,6 +6,7 @@ use crate::device::{
     self,
     Rxe, //
 };
+use crate::params;
 use crate::rdma::{
     ib_device::Device,
     link::LinkOps,
@@ -24,6 +25,12 @@ impl LinkOps for RxeLink {
         if ndev.is_vlan() {
             pr_err!("rxe creation allowed on top of a real device only\n");
             return Err(EPERM);
+        }
+        // Unlike the C driver, which makes a device with a random GUID on,
+        // say, a tun device: RoCE needs Ethernet (issue #3 asks for this).
+        if ndev.hw_type() != params::ARPHRD_ETHER {
+            pr_err!("{} is not an Ethernet device\n", ndev.name());
+            return Err(EINVAL);
         }
         if Device::<Rxe>::get_by_netdev(ndev).is_some() {
             pr_err!("already configured on {}\n", ndev.name());

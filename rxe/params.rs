@@ -95,6 +95,9 @@ pub mod port {
     pub const DEFAULT_PKEY: u16 = 0xffff;
 }
 
+/// `ARPHRD_ETHER`: the netdev hardware type RoCE runs over.
+pub const ARPHRD_ETHER: u16 = 1;
+
 /// Bytes of headers (Ethernet, IP, UDP, BTH and the largest extension
 /// headers, ICRC) the C driver reserves below the netdev MTU.
 pub const MAX_HDR_LENGTH: u32 = 80;
