@@ -12,7 +12,8 @@
 variant=${1:-test}
 shift || true
 KDIR=$("$RRXE_REPO/scripts/build-kernel.sh" "$variant")
-out=$RRXE_CACHE/modules/$variant
+# Per checkout: two clones (a work tree and a CI clone) must not share .ko files.
+out=$RRXE_CACHE/modules/$variant-$(echo "$RRXE_REPO" | sha256sum | cut -c1-8)
 mkdir -p "$out"
 log "building the modules against $KDIR $*"
 in_buildroot "make -C '$KDIR' M='$RRXE_REPO' LLVM=$RRXE_LLVM RUST_LIB_SRC=$(rust_lib_src) -j$RRXE_JOBS $* modules" \
