@@ -356,6 +356,21 @@ impl IbDriver for Rxe {
         Ok(values.len().min(rxe.counters.len()))
     }
 
+    fn enable(dev: &Device<Self>) -> Result {
+        // As the C driver: announce the port's state, then the device.
+        let ndev = dev.netdev(1).ok_or(ENODEV)?;
+        if ndev.port_active() {
+            dev.dispatch_port_event(1, bindings::ib_event_type_IB_EVENT_PORT_ACTIVE);
+            pr_info!("{}: set active\n", dev.name());
+        } else {
+            dev.dispatch_port_event(1, bindings::ib_event_type_IB_EVENT_PORT_ERR);
+            dev.data().count(params::CNT_LINK_DOWNED);
+            pr_info!("{}: set down\n", dev.name());
+        }
+        pr_info!("{}: added {}\n", dev.name(), ndev.name());
+        Ok(())
+    }
+
     fn netdev_event(dev: &Device<Self>, ndev: &NetDevice, event: NetdevEvent) {
         match event {
             NetdevEvent::Unregister => dev.unregister_queued(),

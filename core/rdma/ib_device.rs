@@ -174,6 +174,9 @@ pub trait IbDriver: Sized + Send + Sync + 'static {
     fn mmap(dev: &Device<Self>, pgoff: usize) -> Result;
     /// Reads the counters of port `port` into `values`; returns how many.
     fn hw_stats(dev: &Device<Self>, port: u32, values: &mut [u64]) -> Result<usize>;
+    /// The device is registered and about to be announced to the core's
+    /// clients (`enable_driver`).
+    fn enable(dev: &Device<Self>) -> Result;
     /// An event of the netdev bound to `dev`.
     fn netdev_event(dev: &Device<Self>, ndev: &NetDevice, event: NetdevEvent);
 }
@@ -273,6 +276,19 @@ impl<T: IbDriver> Device<T> {
         unsafe { bindings::ib_unregister_device_queued(self.as_raw()) };
     }
 
+    /// Dispatches a port event (`enum ib_event_type`) to the core's clients.
+    pub fn dispatch_port_event(&self, port: u32, event: u32) {
+        // SAFETY: all zeroes is a valid `ib_event` (a pointer, a union of a
+        // pointer and a port number, an integer).
+        let mut ev: bindings::ib_event = unsafe { core::mem::zeroed() };
+        ev.device = self.as_raw();
+        // SAFETY: a bindgen union field: writes the port number variant.
+        unsafe { *ev.element.port_num.as_mut() = port };
+        ev.event = event;
+        // SAFETY: `ev` is a valid event of the live device for the call.
+        unsafe { bindings::ib_dispatch_event(&ev) };
+    }
+
     /// The registered device of driver `T` bound to `ndev`, if any.
     pub fn get_by_netdev(ndev: &NetDevice) -> Option<DeviceRef<T>> {
         // SAFETY: `ndev` is valid; the core returns a counted device or NULL.
@@ -366,6 +382,7 @@ impl<T: IbDriver> Device<T> {
         ops.alloc_hw_port_stats = Some(Self::alloc_hw_port_stats_cb);
         ops.get_hw_stats = Some(Self::get_hw_stats_cb);
         ops.dealloc_driver = Some(Self::dealloc_driver_cb);
+        ops.enable_driver = Some(Self::enable_driver_cb);
         // The driver keeps no state of its own in these objects yet: they are
         // the core's structures exactly.
         ops.size_ib_ucontext = core::mem::size_of::<bindings::ib_ucontext>();
@@ -598,6 +615,14 @@ impl<T: IbDriver> Device<T> {
             Ok(n) => n.try_into().unwrap_or(0),
             Err(e) => e.to_errno(),
         }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core on a live, registered device.
+    unsafe extern "C" fn enable_driver_cb(dev: *mut bindings::ib_device) -> ffi::c_int {
+        // SAFETY: see the function's safety section.
+        Self::errno(T::enable(unsafe { Self::from_raw(dev) }))
     }
 
     /// # Safety
