@@ -194,8 +194,8 @@ pub struct DeviceInfo<'a> {
     /// Extra uverbs write commands (bit numbers of `IB_USER_VERBS_CMD_*`)
     /// beyond those the core enables from the ops present.
     pub uverbs_cmds: &'a [u32],
-    /// Whether `rdma link delete` may remove the device
-    /// (`IBK_ALLOW_USER_UNREG` is in the attributes `query_device` reports).
+    /// Whether the device has the sysfs `parent` attribute (the name of the
+    /// netdev bound to port 1).
     pub sysfs_parent: bool,
 }
 

@@ -7,11 +7,15 @@
 #   duplicate device name (ENFILE);
 # - port state follows eth0 down/up, active_mtu follows the netdev MTU;
 # - removing the bound netdev removes the device; rdma link delete;
-# - module unload with a device present removes it.
+# - module unload with a device present removes it (rust set).
 # timeout: 400
 set -e
 modprobe ib_uverbs
 modprobe rdma_rxe
+# Start from no device (an earlier scenario may have left one).
+for l in $(rdma link show 2>/dev/null | awk '{print $2}' | cut -d/ -f1 | sort -u); do
+	rdma link delete "$l"
+done
 
 ibdevs() { ls /sys/class/infiniband 2>/dev/null | tr '\n' ' '; }
 fail() { echo "FAIL: $*"; exit 1; }
@@ -123,7 +127,7 @@ wait_state rxe0 ACTIVE
 rdma link add rxe1 type rxe netdev rrxedum0
 ip link set rrxedum0 up
 wait_state rxe1 ACTIVE
-for m in 1500:1024 9000:4096 600:512 1100:1024 4200:4096 2200:2048; do
+for m in 1500:1024 9000:4096 600:512 1104:1024 1103:512 4200:4096 2200:2048; do
 	ip link set rrxedum0 mtu "${m%:*}"
 	a=$(port_attr rxe1 active_mtu)
 	echo "mtu ${m%:*}: active_mtu $a"
@@ -140,8 +144,13 @@ wait_gone rxe2
 rdma link delete rxe0
 wait_gone rxe0
 [ -z "$(ibdevs)" ] || fail "devices left: $(ibdevs)"
-# Unloading with a device present removes it.
+# Unloading with a device present removes it (ib_unregister_driver). The C
+# driver's UDP tunnel sockets pin its module while a device exists.
 rdma link add rxe0 type rxe netdev eth0
+if [ "$MYSET" = c ]; then
+	modprobe -r rdma_rxe 2>/dev/null && fail "the C rdma_rxe unloaded with a device"
+	rdma link delete rxe0
+fi
 modprobe -r rdma_rxe || fail "rdma_rxe does not unload with a device"
 [ -z "$(ibdevs)" ] || fail "devices left after unload: $(ibdevs)"
 modprobe rdma_rxe
