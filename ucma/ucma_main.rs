@@ -67,7 +67,7 @@ module! {
     authors: ["The rust-rxe authors"],
     description: "RDMA Userspace Connection Manager Access (Rust)",
     license: "GPL",
-    alias: ["char-major-10-rdma_cm"],
+    alias: ["rdma-client-rdma_cm"],
 }
 
 #[pin_data]

@@ -7,14 +7,15 @@
 # Ethernet link (QEMU socket netdev over 127.0.0.1; no other network), each
 # with the host root read-only over virtio-9p and RUNDIR shared read-write.
 # Guest a (192.0.2.1) gets module set SET_A, guest b (192.0.2.2) SET_B
-# (c: in-tree rdma_rxe/rdma_ucm; rust: this project's, from MODULE_DIR).
+# (c: in-tree rdma_rxe/rdma_ucm; rust: this project's, from MODULE_DIR;
+# ucma: in-tree rdma_rxe with this project's rdma_ucm).
 # Both run SCENARIOS in order; results land in RUNDIR/{a,b}. The guests are
 # always bounded in time and killed if they overrun.
 
 . "$(dirname "$0")/../../scripts/lib.sh"
 
 RUN=$1 KB=$2 MODDIR=$3 SET_A=$4 SET_B=$5 SCENARIOS=$6
-GUEST_TIMEOUT=${RRXE_GUEST_TIMEOUT:-2400}
+GUEST_TIMEOUT=${RRXE_GUEST_TIMEOUT:-4500}
 GUEST_MEM=${RRXE_GUEST_MEM:-2048}
 GUEST_CPUS=${RRXE_GUEST_CPUS:-1}
 
