@@ -12,8 +12,10 @@
 set -e
 modprobe ib_uverbs
 modprobe rdma_rxe
-# Start from no device (an earlier scenario may have left one).
-for l in $(rdma link show 2>/dev/null | awk '{print $2}' | cut -d/ -f1 | sort -u); do
+# Start from no device (an earlier scenario may have left one); the links
+# found are restored at the end for the scenarios that follow.
+found=$(rdma link show 2>/dev/null | awk '{print $2, $NF}' | sed 's|/[0-9]* | |' | sort -u)
+for l in $(echo "$found" | cut -d' ' -f1); do
 	rdma link delete "$l"
 done
 
@@ -158,4 +160,10 @@ rdma link add rxe0 type rxe netdev eth0
 wait_state rxe0 ACTIVE
 rdma link delete rxe0
 modprobe -r rdma_rxe || fail "rdma_rxe does not unload"
+echo "$found" | while read -r l nd; do
+	if [ -n "$l" ]; then
+		modprobe rdma_rxe
+		rdma link add "$l" type rxe netdev "$nd"
+	fi
+done
 echo ok
