@@ -18,6 +18,8 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
+# No udev here: the links udev would make, for bash process substitution.
+ln -sf /proc/self/fd /dev/fd
 mount -t tmpfs tmpfs /dev/shm
 for d in /tmp /run /var/tmp /var/log /var/lib /root /mnt /lib/modules /etc/iproute2; do
 	mount -t tmpfs -o mode=0755 tmpfs "$d" 2>/dev/null
