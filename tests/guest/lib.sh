@@ -105,3 +105,26 @@ run_scenarios() {
 		cat /sys/kernel/debug/kmemleak >"$OUT/kmemleak.txt"
 	fi
 }
+
+# librdmacm_example TOOL ARGS...: run one of librdmacm's example programs
+# that take the same options (ucmatose, udaddy): guest a serves on its
+# address (-b), guest b connects (-s); the client must finish with
+# "test complete". The scenario's exit status is the result.
+librdmacm_example() {
+	local tool=$1 rc
+	shift
+	if [ "$ROLE" = a ]; then
+		timeout 150 "$tool" -b "$MYIP" "$@" >server.out 2>&1 &
+		local srv=$!
+		sleep 1
+		notify ready
+		wait $srv; rc=$?
+		cat server.out
+		return $rc
+	fi
+	await ready 60 || return 1
+	sleep 1
+	timeout 120 "$tool" -s "$PEERIP" "$@" >client.out 2>&1; rc=$?
+	cat client.out
+	[ $rc = 0 ] && grep -q 'test complete' client.out
+}
