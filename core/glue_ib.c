@@ -7,6 +7,7 @@
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
 #include <linux/sysfs.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -103,4 +104,37 @@ struct net_device *rrxe_netdev_notifier_info_to_dev(void *info)
 void rrxe_eth_random_addr(u8 *addr)
 {
 	eth_random_addr(addr);
+}
+
+void rrxe_xa_init_alloc(struct xarray *xa)
+{
+	xa_init_flags(xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+}
+
+int rrxe_xa_alloc_cyclic(struct xarray *xa, u32 *id, u32 min, u32 max, u32 *next, gfp_t gfp)
+{
+	return xa_alloc_cyclic_irq(xa, id, NULL, XA_LIMIT(min, max), next, gfp);
+}
+
+void *rrxe_xa_store(struct xarray *xa, unsigned long index, void *entry, gfp_t gfp)
+{
+	return xa_store_irq(xa, index, entry, gfp);
+}
+
+void *rrxe_xa_erase(struct xarray *xa, unsigned long index)
+{
+	return xa_erase_irq(xa, index);
+}
+
+unsigned long rrxe_xa_lock(struct xarray *xa)
+{
+	unsigned long flags;
+
+	xa_lock_irqsave(xa, flags);
+	return flags;
+}
+
+void rrxe_xa_unlock(struct xarray *xa, unsigned long flags)
+{
+	xa_unlock_irqrestore(xa, flags);
 }

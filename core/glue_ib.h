@@ -42,4 +42,18 @@ void rrxe_netdev_put(struct net_device *ndev);
 void rrxe_eth_random_addr(u8 *addr);
 struct net_device *rrxe_netdev_notifier_info_to_dev(void *info);
 
+/*
+ * Object pools (core/rdma/pool.rs): an allocating xarray whose lock is taken
+ * with interrupts disabled, since the receive path looks objects up from
+ * softirq context. xa_alloc_cyclic() with a NULL entry reserves an index;
+ * the object is stored once it is complete.
+ */
+void rrxe_xa_init_alloc(struct xarray *xa);
+int rrxe_xa_alloc_cyclic(struct xarray *xa, u32 *id, u32 min, u32 max, u32 *next, gfp_t gfp);
+void *rrxe_xa_store(struct xarray *xa, unsigned long index, void *entry, gfp_t gfp);
+void *rrxe_xa_erase(struct xarray *xa, unsigned long index);
+/* xa_lock_irqsave(): returns the flags for rrxe_xa_unlock(). */
+unsigned long rrxe_xa_lock(struct xarray *xa);
+void rrxe_xa_unlock(struct xarray *xa, unsigned long flags);
+
 #endif /* RRXE_GLUE_IB_H */

@@ -106,6 +106,21 @@ pub(crate) struct RxeDev {
     ucontexts: Counted,
     /// Protection domains.
     pds: Counted,
+    /// Verbs objects, each kind in its own module.
+    #[pin]
+    pub(crate) cqs: crate::cq::Cqs,
+    #[pin]
+    pub(crate) qps: crate::qp::Qps,
+    #[pin]
+    pub(crate) srqs: crate::srq::Srqs,
+    #[pin]
+    pub(crate) mrs: crate::mr::Mrs,
+    #[pin]
+    pub(crate) mws: crate::mw::Mws,
+    #[pin]
+    pub(crate) ahs: crate::ah::Ahs,
+    #[pin]
+    pub(crate) mcasts: crate::mcast::Mcasts,
 }
 
 impl RxeDev {
@@ -117,6 +132,13 @@ impl RxeDev {
             counters: [const { AtomicU64::new(0) }; params::COUNTER_NAMES.len()],
             ucontexts: Counted::new(params::MAX_UCONTEXT),
             pds: Counted::new(params::MAX_PD),
+            cqs <- crate::cq::Cqs::new(),
+            qps <- crate::qp::Qps::new(),
+            srqs <- crate::srq::Srqs::new(),
+            mrs <- crate::mr::Mrs::new(),
+            mws <- crate::mw::Mws::new(),
+            ahs <- crate::ah::Ahs::new(),
+            mcasts <- crate::mcast::Mcasts::new(),
         })
     }
 
@@ -369,6 +391,25 @@ impl IbDriver for Rxe {
         }
         pr_info!("{}: added {}\n", dev.name(), ndev.name());
         Ok(())
+    }
+
+    fn install_verbs(ops: &mut bindings::ib_device_ops) {
+        use crate::rdma::{
+            ah,
+            cq,
+            mcast,
+            mr,
+            mw,
+            qp,
+            srq, //
+        };
+        ah::install::<Self>(ops);
+        cq::install::<Self>(ops);
+        mcast::install::<Self>(ops);
+        mr::install::<Self>(ops);
+        mw::install::<Self>(ops);
+        qp::install::<Self>(ops);
+        srq::install::<Self>(ops);
     }
 
     fn netdev_event(dev: &Device<Self>, ndev: &NetDevice, event: NetdevEvent) {

@@ -9,9 +9,16 @@
 #[path = "../core/rdma/mod.rs"]
 pub mod rdma;
 
+mod ah;
+mod cq;
 mod device;
 mod link;
+mod mcast;
+mod mr;
+mod mw;
 pub mod params;
+mod qp;
+mod srq;
 
 use kernel::prelude::*;
 use rdma::{

@@ -179,6 +179,9 @@ pub trait IbDriver: Sized + Send + Sync + 'static {
     fn enable(dev: &Device<Self>) -> Result;
     /// An event of the netdev bound to `dev`.
     fn netdev_event(dev: &Device<Self>, ndev: &NetDevice, event: NetdevEvent);
+    /// Installs the ops of the driver's verbs objects, each kind's from its
+    /// own module (`cq::install::<Self>(ops)`, ...).
+    fn install_verbs(_ops: &mut bindings::ib_device_ops) {}
 }
 
 /// What a device is registered with.
@@ -222,7 +225,7 @@ impl<T: IbDriver> Device<T> {
     ///
     /// `ptr` must be a live device of driver `T` (see the type invariants)
     /// for `'a`.
-    unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
         // SAFETY: transparent wrapper; validity is the caller's promise.
         unsafe { &*ptr.cast() }
     }
@@ -387,6 +390,7 @@ impl<T: IbDriver> Device<T> {
         // the core's structures exactly.
         ops.size_ib_ucontext = core::mem::size_of::<bindings::ib_ucontext>();
         ops.size_ib_pd = core::mem::size_of::<bindings::ib_pd>();
+        T::install_verbs(&mut ops);
         ops
     }
 

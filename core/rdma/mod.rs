@@ -8,9 +8,19 @@
 //! wrappers the drivers use; it is the only place with raw pointers and
 //! `unsafe`.
 
+pub mod ah;
 pub mod bindings;
 pub mod cm;
+pub mod cq;
 pub mod ib_device;
 pub mod link;
+pub mod mcast;
 pub mod misc;
+pub mod mr;
+pub mod mw;
 pub mod netdev;
+pub mod object;
+pub mod pool;
+pub mod qp;
+pub mod srq;
+pub mod udata;
