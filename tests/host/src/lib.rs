@@ -15,3 +15,11 @@ pub mod ucma_abi;
 #[path = "../../../rxe/params.rs"]
 #[allow(dead_code)]
 pub mod rxe_params;
+
+/// The IB connection manager's pure parts, the very tree the module includes.
+#[path = "../../../core/cm/proto.rs"]
+#[allow(dead_code)]
+pub mod cm;
+
+#[cfg(test)]
+mod cm_msgs_test;
