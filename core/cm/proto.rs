@@ -6,3 +6,5 @@
 
 pub(crate) mod field;
 pub(crate) mod msgs;
+pub(crate) mod state;
+pub(crate) mod timing;

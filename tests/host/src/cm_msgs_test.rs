@@ -66,7 +66,8 @@ fn genmask(h: u32, l: u32) -> u64 {
     (u64::MAX >> (63 - h)) & (u64::MAX << l)
 }
 
-fn kernel_header() -> String {
+/// A file of the kernel source the project builds against.
+pub(crate) fn kernel_file(rel: &str) -> String {
     let mut candidates = Vec::new();
     if let Ok(src) = std::env::var("RRXE_KERNEL_SRC") {
         candidates.push(std::path::PathBuf::from(src));
@@ -86,14 +87,11 @@ fn kernel_header() -> String {
         candidates.extend(found);
     }
     for c in &candidates {
-        if let Ok(s) = std::fs::read_to_string(c.join("include/rdma/ibta_vol1_c12.h")) {
+        if let Ok(s) = std::fs::read_to_string(c.join(rel)) {
             return s;
         }
     }
-    panic!(
-        "include/rdma/ibta_vol1_c12.h not found (tried {candidates:?}); set RRXE_KERNEL_SRC \
-         to the kernel source"
-    );
+    panic!("{rel} not found (tried {candidates:?}); set RRXE_KERNEL_SRC to the kernel source");
 }
 
 /// The `CM_<NAME>` field definitions of the header, by name.
@@ -151,7 +149,7 @@ fn parse_header(text: &str) -> BTreeMap<String, CLoc> {
 
 #[test]
 fn every_field_is_where_ibta_vol1_c12_h_puts_it() {
-    let header = parse_header(&kernel_header());
+    let header = parse_header(&kernel_file("include/rdma/ibta_vol1_c12.h"));
     assert!(header.len() > 100, "parsed only {} fields", header.len());
     let mut ours = BTreeMap::new();
     for (st, _, fields, bytes) in tables() {

@@ -23,3 +23,6 @@ pub mod cm;
 
 #[cfg(test)]
 mod cm_msgs_test;
+
+#[cfg(test)]
+mod cm_state_test;
