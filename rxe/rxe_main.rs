@@ -19,6 +19,8 @@ mod mw;
 pub mod params;
 mod qp;
 mod srq;
+#[expect(dead_code, reason = "used by the transport, issue #4")]
+mod wire;
 
 use kernel::prelude::*;
 use rdma::{

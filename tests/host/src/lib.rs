@@ -26,3 +26,10 @@ mod cm_msgs_test;
 
 #[cfg(test)]
 mod cm_state_test;
+
+#[path = "../../../rxe/wire/mod.rs"]
+#[allow(dead_code)]
+pub mod rxe_wire;
+
+#[cfg(test)]
+mod wire_tests;
