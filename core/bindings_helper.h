@@ -22,3 +22,4 @@
 
 #include "glue.h"
 #include "glue_ib.h"
+#include "glue_queue.h"

@@ -365,8 +365,8 @@ impl IbDriver for Rxe {
     }
 
     fn mmap(_dev: &Device<Self>, _pgoff: usize) -> Result {
-        // No queue is waiting to be mapped (the C driver's answer to an
-        // offset it does not know).
+        // Not called: `install_verbs` replaces the op with rdma::mmap's,
+        // which maps the queues offered by the CQ, SRQ and QP create ops.
         Err(EINVAL)
     }
 
@@ -404,6 +404,7 @@ impl IbDriver for Rxe {
             srq, //
         };
         ah::install::<Self>(ops);
+        crate::rdma::mmap::install::<Self>(ops);
         cq::install::<Self>(ops);
         mcast::install::<Self>(ops);
         mr::install::<Self>(ops);

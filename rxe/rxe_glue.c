@@ -3,3 +3,5 @@
 #include "../core/glue.c"
 /* The RDMA device glue, only this module needs it. */
 #include "../core/glue_ib.c"
+/* The queues shared with user space, only this module needs them. */
+#include "../core/glue_queue.c"

@@ -18,6 +18,10 @@ mod mr;
 mod mw;
 pub mod params;
 mod qp;
+// The queue API is used by the CQ, SRQ and QP modules, not all of it yet.
+#[allow(dead_code)]
+mod queue;
+pub mod queue_index;
 mod srq;
 #[expect(dead_code, reason = "used by the transport, issue #4")]
 mod wire;

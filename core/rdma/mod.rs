@@ -16,6 +16,7 @@ pub mod ib_device;
 pub mod link;
 pub mod mcast;
 pub mod misc;
+pub mod mmap;
 pub mod mr;
 pub mod mw;
 pub mod netdev;

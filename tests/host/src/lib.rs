@@ -33,3 +33,7 @@ pub mod rxe_wire;
 
 #[cfg(test)]
 mod wire_tests;
+
+#[path = "../../../rxe/queue_index.rs"]
+#[allow(dead_code)]
+pub mod rxe_queue_index;
