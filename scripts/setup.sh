@@ -24,7 +24,7 @@ BUILDROOT_BPO_PKGS="rustc rust-src rust-clippy rustfmt linux-source-7.3"
 
 host_packages() {
 	local missing=()
-	for p in $HOST_PKGS; do
+	for p in $HOST_PKGS ${RRXE_EXTRA_PKGS:-}; do
 		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
 			missing+=("$p")
 	done

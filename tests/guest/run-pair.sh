@@ -18,6 +18,8 @@ RUN=$1 KB=$2 MODDIR=$3 SET_A=$4 SET_B=$5 SCENARIOS=$6
 GUEST_TIMEOUT=${RRXE_GUEST_TIMEOUT:-4500}
 GUEST_MEM=${RRXE_GUEST_MEM:-2048}
 GUEST_CPUS=${RRXE_GUEST_CPUS:-1}
+# Extra kernel parameters (the benchmark passes tsc_early_khz, see bench.sh).
+GUEST_APPEND=${RRXE_GUEST_APPEND:-}
 
 rm -rf "$RUN"
 mkdir -p "$RUN/a" "$RUN/b" "$RUN/sync"
@@ -32,6 +34,8 @@ export IP_a=192.0.2.1 IP_b=192.0.2.2
 export SCENARIOS='$SCENARIOS'
 export SCENARIO_TIMEOUT=${RRXE_SCENARIO_TIMEOUT:-400}
 CFG
+# Extra environment for the scenarios (e.g. the benchmark's settings).
+[ -z "${RRXE_GUEST_ENV:-}" ] || echo "$RRXE_GUEST_ENV" >>"$RUN/config.sh"
 
 # A free TCP port on loopback for the link between the guests.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -43,7 +47,7 @@ boot() { # role netdev-spec mac
 		-display none -monitor none -no-reboot -nic none \
 		-serial "file:$RUN/console-$role.log" \
 		-kernel "$KB/arch/x86/boot/bzImage" \
-		-append "console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro init=$RRXE_REPO/tests/guest/init.sh rrxe_role=$role panic=-1 oops=panic loglevel=6" \
+		-append "console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro init=$RRXE_REPO/tests/guest/init.sh rrxe_role=$role panic=-1 oops=panic loglevel=6 $GUEST_APPEND" \
 		-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
 		-fsdev local,id=run,path="$RUN",security_model=none \

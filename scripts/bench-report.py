@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""bench-report.py DIR: the benchmark's table, CSV, JSON and figure.
+
+Reads DIR/raw.csv (lines "set,round,metric,value" from scripts/bench.sh),
+takes the median per set and metric, and writes:
+  DIR/results.csv   metric, unit, better, c median, rust median, rust/C,
+                    c min-max, rust min-max, ceiling, target met
+  DIR/results.json  the same, plus the raw samples and DIR/env.txt
+  DIR/bench.png     bandwidth against message size for both sets with the
+                    link's ceiling, and latency bars
+and prints the table. A metric's unit and direction come from its name's
+suffix (_MBps, _kpps: higher is better; _us, _kB, _bytes: lower is better).
+"""
+
+import csv
+import json
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+UNITS = {"MBps": ("MB/s", "high"), "kpps": ("kmsg/s", "high"), "us": ("us", "low"),
+         "kB": ("kB", "low"), "bytes": ("bytes", "low")}
+
+
+def unit_of(metric):
+    return UNITS.get(metric.rsplit("_", 1)[-1], ("", "high"))
+
+
+def main(d):
+    d = Path(d)
+    samples = defaultdict(lambda: defaultdict(list))
+    for row in csv.reader(open(d / "raw.csv")):
+        if len(row) != 4:
+            continue
+        s, _round, metric, value = row
+        try:
+            samples[metric][s].append(float(value))
+        except ValueError:
+            pass
+    link = {m: statistics.median(v["link"]) for m, v in samples.items() if "link" in v}
+    ceiling_mbps = link.get("iperf3_tcp_MBps")
+
+    rows = []
+    for metric in sorted(m for m in samples if "link" not in samples[m]):
+        unit, better = unit_of(metric)
+        c = samples[metric].get("c", [])
+        r = samples[metric].get("rust", [])
+        cm = statistics.median(c) if c else None
+        rm = statistics.median(r) if r else None
+        ratio = rm / cm if cm and rm is not None else None
+        met = None
+        if ratio is not None:
+            met = ratio >= 1.0 if better == "high" else ratio <= 1.0
+        ceiling = ceiling_mbps if unit == "MB/s" else None
+        rows.append({
+            "metric": metric, "unit": unit, "better": better,
+            "c_median": cm, "rust_median": rm, "ratio": ratio,
+            "c_min": min(c) if c else None, "c_max": max(c) if c else None,
+            "rust_min": min(r) if r else None, "rust_max": max(r) if r else None,
+            "c_n": len(c), "rust_n": len(r), "ceiling": ceiling, "target_met": met,
+        })
+
+    def f(x, p=2):
+        return "-" if x is None else f"{x:.{p}f}"
+
+    fields = list(rows[0].keys()) if rows else []
+    with open(d / "results.csv", "w", newline="") as out:
+        w = csv.DictWriter(out, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    env = (d / "env.txt").read_text() if (d / "env.txt").exists() else ""
+    json.dump({"env": env, "link": link, "rows": rows,
+               "samples": {m: dict(v) for m, v in samples.items()}},
+              open(d / "results.json", "w"), indent=1)
+
+    print(env.rstrip())
+    print(f"link ceiling: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(link.items())))
+    hdr = f"{'metric':38} {'unit':6} {'C median':>10} {'rust median':>11} {'rust/C':>7}  {'C min-max':>19}  {'rust min-max':>19} {'ceiling':>8} target"
+    print(hdr)
+    print("-" * len(hdr))
+    for x in rows:
+        spread_c = "-" if x["c_min"] is None else f"{f(x['c_min'])}-{f(x['c_max'])}"
+        spread_r = "-" if x["rust_min"] is None else f"{f(x['rust_min'])}-{f(x['rust_max'])}"
+        tgt = {None: "n/a", True: "met", False: "MISSED"}[x["target_met"]]
+        print(f"{x['metric']:38} {x['unit']:6} {f(x['c_median']):>10} {f(x['rust_median']):>11} "
+              f"{f(x['ratio']):>7}  {spread_c:>19}  {spread_r:>19} {f(x['ceiling'], 1):>8} {tgt}")
+    missing = [x["metric"] for x in rows if x["rust_median"] is None]
+    if missing:
+        print(f"no rust figure for {len(missing)} metrics (the set could not run them)")
+
+    draw(d, samples, ceiling_mbps)
+    print(f"results: {d}/results.csv, results.json, bench.png")
+
+
+def draw(d, samples, ceiling):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (bw, lat) = plt.subplots(1, 2, figsize=(13, 5))
+    sizes = [64, 4096, 65536, 1048576]
+    for test, style in (("send", "-"), ("write", "--"), ("read", ":")):
+        for s, color in (("c", "tab:blue"), ("rust", "tab:orange")):
+            pts = [(z, statistics.median(samples[f"{test}_bw_{z}_MBps"][s]))
+                   for z in sizes if samples.get(f"{test}_bw_{z}_MBps", {}).get(s)]
+            if pts:
+                bw.plot(*zip(*pts), style, marker="o", color=color, label=f"{s} {test}")
+    if ceiling:
+        bw.axhline(ceiling, color="grey", linestyle="-.", label="iperf3 TCP (link)")
+    bw.set_xscale("log", base=2)
+    bw.set_xlabel("message size (bytes)")
+    bw.set_ylabel("MB/s (median)")
+    bw.set_title("RC bandwidth")
+    bw.legend(fontsize=8)
+
+    names = [f"{t}_lat_{z}_typ_us" for t in ("send", "write", "read") for z in (2, 4096)]
+    x = range(len(names))
+    for off, s, color in ((-0.2, "c", "tab:blue"), (0.2, "rust", "tab:orange")):
+        vals = [statistics.median(samples[n][s]) if samples.get(n, {}).get(s) else 0 for n in names]
+        lat.bar([i + off for i in x], vals, width=0.4, color=color, label=s)
+    lat.set_xticks(list(x))
+    lat.set_xticklabels([n.replace("_typ_us", "") for n in names], rotation=30, fontsize=8)
+    lat.set_ylabel("typical latency (us, median)")
+    lat.set_title("latency")
+    lat.legend()
+    fig.suptitle("rust-rxe vs in-tree C rxe (TCG-emulated; only ratios carry over)")
+    fig.tight_layout()
+    fig.savefig(d / "bench.png", dpi=90)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

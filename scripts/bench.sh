@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The benchmark: this project's modules against the in-tree C ones, side by
+# side in one run.
+#
+#   scripts/bench.sh [--rounds N] [--out DIR]
+#
+# Boots the two guests once on the `bench` kernel and alternates the module
+# sets in the same guests (c, rust, c, rust, ...; N rounds, default 3),
+# running perftest bandwidth/message rate/latency, cmtime, the link's ceiling
+# (iperf3) and loopback, and the memory per object (tests/bench/objmem.c).
+# Prints a table (metric, C median, rust median, rust/C, spread, ceiling)
+# and writes results.csv, results.json and bench.png to the output directory
+# (default $RRXE_CACHE/results/bench-<date>), with env.txt saying where it
+# ran. The figures are TCG-emulated: only the ratios carry over.
+
+. "$(dirname "$0")/lib.sh"
+
+rounds=3
+out=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rounds) rounds=${2:?}; shift 2 ;;
+	--out) out=${2:?}; shift 2 ;;
+	*) die "usage: $0 [--rounds N] [--out DIR]" ;;
+	esac
+done
+out=${out:-$RRXE_CACHE/results/bench-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# matplotlib draws the figure; libibverbs-dev and gcc build objmem.
+RRXE_EXTRA_PKGS="python3-matplotlib libibverbs-dev gcc" "$RRXE_REPO/scripts/setup.sh"
+KB=$("$RRXE_REPO/scripts/build-kernel.sh" bench)
+MODDIR=$("$RRXE_REPO/scripts/build-modules.sh" bench)
+
+# Under the cache, which the guests see (they mount tmpfs over /tmp, /var/tmp).
+bin=$RRXE_CACHE/bench-bin
+mkdir -p "$bin"
+gcc -O2 -Wall -Werror -o "$bin/objmem" "$RRXE_REPO/tests/bench/objmem.c" -libverbs ||
+	die "cannot build tests/bench/objmem.c"
+
+# Where and on what this ran.
+krel=$(ls "$KB/modinst/lib/modules")
+{
+	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "host CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs"
+	echo "host load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "QEMU: $(qemu-system-x86_64 --version | head -n1), TCG, 1 vCPU and 2 GiB per guest"
+	echo "guest kernel: $krel (bench config, $KB)"
+	echo "rounds: $rounds; sets alternate c, rust in the same two guests"
+	echo "commit: $(git -C "$RRXE_REPO" describe --always --dirty 2>/dev/null)"
+	echo "note: figures are TCG-emulated; only the rust/C ratios carry over"
+} >"$out/env.txt"
+
+# Module text sizes (host side: the same files the guests load).
+ktext() { size -A "$1" 2>/dev/null | awk '$1 ~ /^\.text/ { s += $2 } END { print s }'; }
+cmod=$KB/modinst/lib/modules/$krel/kernel/drivers/infiniband
+{
+	echo "c,0,module_text_rdma_rxe_bytes,$(ktext "$cmod/sw/rxe/rdma_rxe.ko")"
+	echo "rust,0,module_text_rdma_rxe_bytes,$(ktext "$MODDIR/rdma_rxe.ko")"
+	echo "c,0,module_text_rdma_ucm_bytes,$(ktext "$cmod/core/rdma_ucm.ko")"
+	echo "rust,0,module_text_rdma_ucm_bytes,$(ktext "$MODDIR/rdma_ucm.ko")"
+} >"$out/host.csv"
+
+# The guests' TSC runs at the host's (TCG reads the host's counter) but a
+# tinyconfig guest cannot calibrate it (no HPET/PM timer): tell it, so the
+# guest has a fine clock and perftest a CPU frequency (else it prints 0.00).
+tsc_khz=$(awk '/^cpu MHz/ { printf "%d", $4 * 1000; exit }' /proc/cpuinfo)
+log "benchmark: $rounds rounds, results in $out"
+start=$(date +%s)
+RRXE_GUEST_APPEND="tsc_early_khz=$tsc_khz" \
+RRXE_GUEST_ENV="export BENCH_ROUNDS=$rounds BENCH_BIN=$bin" \
+RRXE_GUEST_TIMEOUT=3300 \
+	"$RRXE_REPO/tests/guest/run-pair.sh" "$out/run" "$KB" "$MODDIR" bench bench bench ||
+	die "the guests failed; see $out/run"
+echo "wall time: $(($(date +%s) - start)) s for the guest part" >>"$out/env.txt"
+echo "host load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/env.txt"
+[ -s "$out/run/b/bench.csv" ] || die "no results from the guests; see $out/run/b/bench.log"
+
+cat "$out/run/a/bench.csv" "$out/run/b/bench.csv" "$out/host.csv" >"$out/raw.csv"
+/usr/bin/python3 "$RRXE_REPO/scripts/bench-report.py" "$out"
