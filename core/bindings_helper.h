@@ -23,3 +23,4 @@
 #include "glue.h"
 #include "glue_ib.h"
 #include "glue_queue.h"
+#include "glue_qp.h"

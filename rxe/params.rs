@@ -189,6 +189,15 @@ pub const COUNTER_NAMES: [&CStr; 17] = [
 /// Index of `link_downed` in [`COUNTER_NAMES`].
 pub const CNT_LINK_DOWNED: usize = 12;
 
+/// Last QP index (the C driver's `RXE_MAX_QP_INDEX`).
+pub const MAX_QP_INDEX: u32 = DEFAULT_MAX_VALUE;
+/// Bytes of inline data per send work request (`RXE_MAX_INLINE_DATA`: room
+/// for [`MAX_SGE`] scatter/gather entries).
+pub const MAX_INLINE_DATA: u32 = MAX_SGE * 16;
+/// `IB_ACCESS_*` flags a QP may allow (`RXE_ACCESS_SUPPORTED_QP`): remote
+/// read/write/atomic, local write, MW bind, on demand, flush, optional.
+pub const ACCESS_SUPPORTED_QP: u32 = 0x3ff0_035f;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,23 +1,676 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The queue pairs of an rxe device.
+//! The queue pairs of an rxe device: create, modify, query, destroy and the
+//! posts of kernel users (the QP verbs of the C driver's `rxe_verbs.c` and
+//! `rxe_qp.c`).
 //!
-//! Being written (issue #3).
+//! A QP is an `Arc<Qp>`: the core's object holds one, the device's pool
+//! another (so the receive path finds it by QPN), and the transport takes
+//! more while it works on it. Destroy takes the QP out of the pool, then
+//! waits until every other reference is gone before the core frees its
+//! `ib_qp` (as the C driver's `rxe_cleanup` waits).
+//!
+//! What the checks refuse and what a modify changes is [`crate::qp_attr`];
+//! the transport (requester, completer, responder) is not written yet:
+//! [`Qp::sched_send`] and [`Qp::sched_recv`] are where it is to be
+//! scheduled, and [`QpAttrs`] holds what a modify sets for it.
 
 use crate::{
-    device::Rxe,
-    rdma::qp::QpDriver, //
+    device::{
+        Rxe,
+        RxeDev, //
+    },
+    params,
+    qp_attr::{
+        self,
+        Cap,
+        CapLimits,
+        InitReq,
+        ModifyLimits,
+        ModifyReq,
+        QpAttrs,
+        QpState,
+        QpType,
+        Refusal,
+        SqSizes,
+        Transition, //
+    },
+    rdma::{
+        bindings,
+        ib_device::Device,
+        object::CoreObject,
+        pool::{
+            Pool,
+            PoolLimits, //
+        },
+        qp::{
+            self as core_qp,
+            AhFields,
+            NewQp,
+            PostError,
+            QpAttr,
+            QpDriver,
+            QpInitAttr,
+            RecvWrs,
+            SendWrs, //
+        },
+        udata::UData,
+    },
 };
-use kernel::prelude::*;
+use core::sync::atomic::{
+    AtomicBool,
+    AtomicU16,
+    AtomicU32,
+    Ordering, //
+};
+use kernel::{
+    new_spinlock_irq,
+    prelude::*,
+    sync::{
+        Arc,
+        ArcBorrow,
+        Completion,
+        SpinLockIrq, //
+    },
+};
 
-impl QpDriver for Rxe {}
+/// The device's bounds on a QP's queues.
+const CAP_LIMITS: CapLimits = CapLimits {
+    max_wr: params::MAX_QP_WR,
+    max_send_sge: params::MAX_SGE,
+    max_recv_sge: params::MAX_SGE,
+    max_inline_data: params::MAX_INLINE_DATA,
+};
+
+/// The device's bounds a modify is checked against.
+const MODIFY_LIMITS: ModifyLimits = ModifyLimits {
+    cap: CAP_LIMITS,
+    num_ports: params::NUM_PORTS,
+    gid_tbl_len: params::port::GID_TBL_LEN as u32,
+    max_mtu: bindings::ib_mtu_IB_MTU_4096,
+    max_qp_rd_atom: params::MAX_QP_RD_ATOM,
+    access_supported: params::ACCESS_SUPPORTED_QP,
+};
+
+// The work queue entry layouts the pure sizes assume.
+const _: () = {
+    assert!(core::mem::size_of::<bindings::rxe_send_wqe>() == qp_attr::SEND_WQE_SIZE as usize);
+    assert!(core::mem::size_of::<bindings::rxe_recv_wqe>() == qp_attr::RECV_WQE_SIZE as usize);
+    assert!(core::mem::size_of::<bindings::ib_sge>() == qp_attr::SGE_SIZE as usize);
+};
+
+fn errno(r: Refusal) -> Error {
+    match r {
+        Refusal::Inval => EINVAL,
+        Refusal::NotSupported => EOPNOTSUPP,
+    }
+}
 
 /// The device's queue pairs.
 #[pin_data]
-pub(crate) struct Qps {}
+pub(crate) struct Qps {
+    /// By pool index: the QPN, except for the GSI QP (QPN 1).
+    #[pin]
+    pool: Pool<Qp>,
+    /// Pool index of the GSI QP, 0 if there is none.
+    gsi_index: AtomicU32,
+}
 
 impl Qps {
     pub(crate) fn new() -> impl PinInit<Self, Error> {
-        try_pin_init!(Self {})
+        try_pin_init!(Self {
+            pool <- Pool::new(PoolLimits {
+                min_index: params::MIN_QP_INDEX,
+                max_index: params::MAX_QP_INDEX,
+                max_elem: params::MAX_QP,
+            }),
+            gsi_index: AtomicU32::new(0),
+        })
     }
+
+    /// The QP with number `qpn`, for the receive path.
+    #[expect(dead_code, reason = "for the receive path (issue #4)")]
+    pub(crate) fn get(&self, qpn: u32) -> Option<Arc<Qp>> {
+        let index = match qpn {
+            1 => self.gsi_index.load(Ordering::Acquire),
+            n => n,
+        };
+        self.pool.get(index)
+    }
+}
+
+/// A send queue's sizes, as granted.
+struct Sq {
+    max_wr: u32,
+    max_sge: u32,
+    max_inline: u32,
+}
+
+/// A receive queue's sizes, as granted (none with a shared receive queue).
+struct Rq {
+    max_wr: u32,
+    max_sge: u32,
+}
+
+/// A queue pair.
+#[pin_data(PinnedDrop)]
+pub(crate) struct Qp {
+    /// Index in the device's pool.
+    index: u32,
+    /// The number the wire and the core know it by.
+    qpn: u32,
+    qp_type: QpType,
+    /// Created by user space: its queues are mapped, its work requests
+    /// written there by the provider.
+    is_user: bool,
+    /// `enum ib_sig_type`: whether every send completes.
+    sq_sig_type: u32,
+    /// The core's QP, named by completions and events.
+    ib: CoreObject<bindings::ib_qp>,
+    /// The protection domain its memory accesses are checked against.
+    pd: CoreObject<bindings::ib_pd>,
+    // TODO: the Rust objects of the CQs and the SRQ once rxe/cq.rs and
+    // rxe/srq.rs have them; the core keeps them alive while the QP lives
+    // (it counts their users and refuses to destroy them before).
+    /// Send completion queue.
+    scq: CoreObject<bindings::ib_cq>,
+    /// Receive completion queue.
+    rcq: CoreObject<bindings::ib_cq>,
+    /// Shared receive queue, if any.
+    srq: Option<CoreObject<bindings::ib_srq>>,
+    sq: Sq,
+    rq: Option<Rq>,
+    /// The attributes and transport state a modify sets (the C driver's
+    /// `state_lock` and what it guards); the receive path takes it too.
+    #[pin]
+    attrs: SpinLockIrq<QpAttrs>,
+    /// UDP source port of its packets.
+    src_port: AtomicU16,
+    /// Send sequence number of the last WQE posted by a kernel user.
+    ssn: AtomicU32,
+    /// Multicast groups it is attached to; no destroy while any.
+    mcg_num: AtomicU32,
+    /// Not destroyed yet.
+    valid: AtomicBool,
+    /// Completed when the last reference goes.
+    released: Arc<Completion>,
+}
+
+#[pinned_drop]
+impl PinnedDrop for Qp {
+    fn drop(self: Pin<&mut Self>) {
+        self.released.complete_all();
+    }
+}
+
+impl Qp {
+    /// The current state.
+    pub(crate) fn state(&self) -> QpState {
+        self.attrs.lock().state
+    }
+
+    /// The UDP source port of its packets.
+    #[expect(dead_code, reason = "for the transmit path (issue #4)")]
+    pub(crate) fn src_port(&self) -> u16 {
+        self.src_port.load(Ordering::Relaxed)
+    }
+
+    /// Counts a multicast attachment (the mcast verbs).
+    #[expect(dead_code, reason = "for the mcast verbs")]
+    pub(crate) fn mcast_attached(&self, attached: bool) {
+        if attached {
+            self.mcg_num.fetch_add(1, Ordering::Relaxed);
+        } else {
+            let _ = self
+                .mcg_num
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        }
+    }
+
+    /// Has the requester process the send queue: new work requests, a
+    /// drain (SQD) or a flush (ERR). The C driver's
+    /// `rxe_sched_task(&qp->send_task)`.
+    ///
+    /// TODO(issue #4): schedule the requester/completer task here.
+    fn sched_send(&self) {}
+
+    /// Has the responder process its packets and, in ERR, flush the receive
+    /// queue. The C driver's `rxe_sched_task(&qp->recv_task)`.
+    ///
+    /// TODO(issue #4): schedule the responder task here.
+    fn sched_recv(&self) {}
+
+    /// Back to RESET: the transport stops, queues are emptied
+    /// (`rxe_qp_reset`).
+    ///
+    /// TODO(issue #4): stop and drain the tasks, reset the queues, clear the
+    /// requester/responder state and the responder's RDMA read resources.
+    fn reset(&self) {
+        self.ssn.store(0, Ordering::Relaxed);
+    }
+
+    /// Moves the QP to ERR, as the transport does on a fatal error: the
+    /// tasks then flush outstanding work requests (`rxe_qp_error`).
+    #[expect(dead_code, reason = "for the transport (issue #4)")]
+    pub(crate) fn set_error(&self) {
+        self.attrs.lock().set_error();
+        self.sched_recv();
+        self.sched_send();
+    }
+
+    fn err_prefix(&self, dev: &Device<Rxe>, what: &str, err: Error) {
+        core_qp::err_ratelimited(
+            dev,
+            fmt!(
+                "qp#{} {}: returned err = {}",
+                self.index,
+                what,
+                err.to_errno()
+            ),
+        );
+    }
+}
+
+fn init_req(init: &QpInitAttr) -> InitReq {
+    InitReq {
+        qp_type: init.qp_type,
+        create_flags: init.create_flags,
+        has_send_cq: !init.send_cq.is_null(),
+        has_recv_cq: !init.recv_cq.is_null(),
+        has_srq: !init.srq.is_null(),
+        cap: Cap {
+            max_send_wr: init.cap.max_send_wr,
+            max_recv_wr: init.cap.max_recv_wr,
+            max_send_sge: init.cap.max_send_sge,
+            max_recv_sge: init.cap.max_recv_sge,
+            max_inline_data: init.cap.max_inline_data,
+        },
+        port_num: init.port_num,
+    }
+}
+
+fn ah_attr(f: &AhFields) -> qp_attr::AhAttr {
+    let (sgid, sgid_network) = match f.sgid {
+        Some((gid, gid_type)) => (gid, qp_attr::gid_network_type(gid_type, &gid)),
+        None => ([0; 16], qp_attr::network::IB),
+    };
+    qp_attr::AhAttr {
+        has_grh: f.has_grh,
+        port_num: f.port_num,
+        dgid: f.dgid,
+        flow_label: f.flow_label,
+        sgid_index: f.sgid_index,
+        hop_limit: f.hop_limit,
+        traffic_class: f.traffic_class,
+        dmac: f.dmac,
+        sgid,
+        sgid_network,
+    }
+}
+
+fn modify_req(a: &QpAttr, mask: u32) -> ModifyReq {
+    use qp_attr::mask as m;
+    // The GID entries are only looked at where the mask says the vectors
+    // are given.
+    let ah = |attr, bit| {
+        if mask & bit != 0 {
+            ah_attr(&core_qp::ah_fields(attr))
+        } else {
+            qp_attr::AhAttr::default()
+        }
+    };
+    ModifyReq {
+        qp_state: a.qp_state,
+        cur_qp_state: a.cur_qp_state,
+        path_mtu: a.path_mtu,
+        path_mig_state: a.path_mig_state,
+        qkey: a.qkey,
+        rq_psn: a.rq_psn,
+        sq_psn: a.sq_psn,
+        dest_qp_num: a.dest_qp_num,
+        qp_access_flags: a.qp_access_flags as u32,
+        cap: Cap {
+            max_send_wr: a.cap.max_send_wr,
+            max_recv_wr: a.cap.max_recv_wr,
+            max_send_sge: a.cap.max_send_sge,
+            max_recv_sge: a.cap.max_recv_sge,
+            max_inline_data: a.cap.max_inline_data,
+        },
+        ah: ah(&a.ah_attr, m::AV),
+        alt_ah: ah(&a.alt_ah_attr, m::ALT_PATH),
+        pkey_index: a.pkey_index,
+        alt_pkey_index: a.alt_pkey_index,
+        en_sqd_async_notify: a.en_sqd_async_notify,
+        max_rd_atomic: a.max_rd_atomic,
+        max_dest_rd_atomic: a.max_dest_rd_atomic,
+        min_rnr_timer: a.min_rnr_timer,
+        port_num: a.port_num,
+        timeout: a.timeout,
+        retry_cnt: a.retry_cnt,
+        rnr_retry: a.rnr_retry,
+        alt_port_num: a.alt_port_num,
+        alt_timeout: a.alt_timeout,
+    }
+}
+
+fn av_fields(av: &qp_attr::Av) -> AhFields {
+    AhFields {
+        has_grh: true,
+        port_num: av.port_num.into(),
+        dgid: av.dgid,
+        flow_label: av.flow_label,
+        sgid_index: av.sgid_index,
+        hop_limit: av.hop_limit,
+        traffic_class: av.traffic_class,
+        dmac: [0; 6],
+        sgid: None,
+    }
+}
+
+/// Checks and builds a QP; the steps of `rxe_create_qp` after the udata
+/// checks.
+fn create(
+    rxe: &RxeDev,
+    new: &mut NewQp<'_>,
+    init: &mut QpInitAttr,
+    udata: Option<&UData<'_>>,
+) -> Result<Arc<Qp>> {
+    let qps = &rxe.qps;
+    let req = init_req(init);
+    let gsi_exists = qps.gsi_index.load(Ordering::Relaxed) != 0;
+    let qp_type =
+        qp_attr::chk_init(&req, &CAP_LIMITS, params::NUM_PORTS, gsi_exists).map_err(errno)?;
+    let slot = qps.pool.reserve()?;
+    let index = slot.index();
+    let qpn = if qp_type == QpType::Gsi { 1 } else { index };
+
+    let sizes = SqSizes::new(&req.cap);
+    let sq = Sq {
+        max_wr: qp_attr::queue_capacity(req.cap.max_send_wr),
+        max_sge: sizes.max_sge,
+        max_inline: sizes.max_inline,
+    };
+    let rq = (!req.has_srq).then(|| Rq {
+        max_wr: qp_attr::queue_capacity(req.cap.max_recv_wr),
+        max_sge: req.cap.max_recv_sge,
+    });
+    // TODO: the queues themselves (rxe/queue.rs), mapped for user space in
+    // the response.
+    if let Some(u) = udata {
+        let resp = bindings::rxe_create_qp_resp::default();
+        u.respond(&UResp(resp))?;
+    }
+
+    let src_port = qp_attr::initial_src_port(qpn);
+    let gsi_port = if qp_type == QpType::Gsi {
+        req.port_num
+    } else {
+        0
+    };
+    let is_user = udata.is_some();
+    let sq_sig_type = init.sq_sig_type;
+    let (ib, pd) = (new.core(), new.pd());
+    let scq = CoreObject::new(init.send_cq);
+    let rcq = CoreObject::new(init.recv_cq);
+    let srq = (!init.srq.is_null()).then(|| CoreObject::new(init.srq));
+    let released = Arc::pin_init(Completion::new(), GFP_KERNEL)?;
+    let qp = Arc::pin_init(
+        try_pin_init!(Qp {
+            index,
+            qpn,
+            qp_type,
+            is_user,
+            sq_sig_type,
+            ib,
+            pd,
+            scq,
+            rcq,
+            srq,
+            sq,
+            rq,
+            attrs <- new_spinlock_irq!(QpAttrs::new(gsi_port), "rxe_qp_attrs"),
+            src_port: AtomicU16::new(src_port),
+            ssn: AtomicU32::new(0),
+            mcg_num: AtomicU32::new(0),
+            valid: AtomicBool::new(true),
+            released,
+        }),
+        GFP_KERNEL,
+    )?;
+    if qp_type == QpType::Gsi
+        && qps
+            .gsi_index
+            .compare_exchange(0, index, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+    {
+        // Another GSI QP was created meanwhile.
+        return Err(EINVAL);
+    }
+
+    // The sizes granted, which may be larger than asked.
+    init.cap.max_send_wr = qp.sq.max_wr;
+    init.cap.max_send_sge = qp.sq.max_sge;
+    init.cap.max_inline_data = qp.sq.max_inline;
+    if let Some(rq) = &qp.rq {
+        init.cap.max_recv_wr = rq.max_wr;
+    }
+    new.set_qp_num(qpn);
+    slot.publish(qp.clone());
+    Ok(qp)
+}
+
+/// `struct rxe_create_qp_resp` as a response.
+#[repr(transparent)]
+struct UResp(bindings::rxe_create_qp_resp);
+
+// SAFETY: two `mminfo`s of u64, u32, u32: no padding, no pointers.
+unsafe impl kernel::transmute::AsBytes for UResp {}
+
+impl QpDriver for Rxe {
+    type Qp = Qp;
+
+    fn create_qp(
+        dev: &Device<Self>,
+        qp: &mut NewQp<'_>,
+        init: &mut QpInitAttr,
+        udata: Option<&UData<'_>>,
+    ) -> Result<Arc<Qp>> {
+        let r = (|| {
+            if let Some(u) = udata {
+                if u.in_len() != 0
+                    || u.out_len() < core::mem::size_of::<bindings::rxe_create_qp_resp>()
+                {
+                    return Err(EINVAL);
+                }
+            }
+            create(&dev.data(), qp, init, udata)
+        })();
+        if let Err(e) = &r {
+            core_qp::err_ratelimited(dev, fmt!("rxe_create_qp: returned err = {}", e.to_errno()));
+        }
+        r
+    }
+
+    fn modify_qp(
+        dev: &Device<Self>,
+        qp: ArcBorrow<'_, Qp>,
+        attr: &QpAttr,
+        mask: u32,
+        _udata: Option<&UData<'_>>,
+    ) -> Result {
+        let r = modify(&qp, attr, mask);
+        if let Err(e) = r {
+            qp.err_prefix(dev, "rxe_modify_qp", e);
+        }
+        r
+    }
+
+    fn query_qp(
+        _dev: &Device<Self>,
+        qp: ArcBorrow<'_, Qp>,
+        attr: &mut QpAttr,
+        _mask: u32,
+        init: &mut QpInitAttr,
+    ) -> Result {
+        query(&qp, attr, init);
+        Ok(())
+    }
+
+    fn destroy_qp(dev: &Device<Self>, qp: ArcBorrow<'_, Qp>) -> Result {
+        // IBA o10-2.2.3: not while attached to a multicast group.
+        if qp.mcg_num.load(Ordering::Relaxed) != 0 {
+            qp.err_prefix(dev, "rxe_destroy_qp", EBUSY);
+            return Err(EBUSY);
+        }
+        qp.valid.store(false, Ordering::Relaxed);
+        let qps = &dev.data().qps;
+        if qp.qp_type == QpType::Gsi {
+            // Unlike the C driver, which keeps the stale index, a new GSI QP
+            // may be created after this one.
+            let _ =
+                qps.gsi_index
+                    .compare_exchange(qp.index, 0, Ordering::AcqRel, Ordering::Relaxed);
+        }
+        drop(qps.pool.remove(qp.index));
+        Ok(())
+    }
+
+    fn release_qp(_dev: &Device<Self>, qp: Arc<Qp>) {
+        let released = qp.released.clone();
+        drop(qp);
+        released.wait_for_completion();
+    }
+
+    fn post_send(
+        dev: &Device<Self>,
+        qp: ArcBorrow<'_, Qp>,
+        wrs: SendWrs<'_>,
+    ) -> core::result::Result<(), PostError> {
+        let refuse = |err| Err(PostError { err, index: 0 });
+        if !qp.valid.load(Ordering::Relaxed) {
+            return refuse(EINVAL);
+        }
+        if qp.state() < QpState::Rts {
+            core_qp::err_ratelimited(
+                dev,
+                fmt!("qp#{} rxe_post_send: qp not ready to send", qp.index),
+            );
+            return refuse(EINVAL);
+        }
+        if qp.is_user {
+            // A doorbell: the provider wrote the WQEs to the mapped queue.
+            qp.sched_send();
+            return Ok(());
+        }
+        if wrs.is_empty() {
+            return Ok(());
+        }
+        // TODO: copy the work requests into the send queue
+        // (`rxe_post_send_kernel`) once the queues exist.
+        refuse(ENOMEM)
+    }
+
+    fn post_recv(
+        _dev: &Device<Self>,
+        qp: ArcBorrow<'_, Qp>,
+        mut wrs: RecvWrs<'_>,
+    ) -> core::result::Result<(), PostError> {
+        let refuse = |err| Err(PostError { err, index: 0 });
+        if !qp.valid.load(Ordering::Relaxed) {
+            return refuse(EINVAL);
+        }
+        // C10-97.2.1: receives may be posted from INIT on.
+        if qp.state() < QpState::Init || qp.srq.is_some() {
+            return refuse(EINVAL);
+        }
+        let r = match wrs.next() {
+            // TODO: copy the work requests into the receive queue
+            // (`post_one_recv`) once the queues exist.
+            Some(_) => refuse(ENOMEM),
+            None => Ok(()),
+        };
+        if qp.state() == QpState::Err {
+            qp.sched_recv();
+        }
+        r
+    }
+}
+
+/// `rxe_modify_qp`: checks, then applies under the state lock.
+fn modify(qp: &Qp, attr: &QpAttr, mask: u32) -> Result {
+    let req = modify_req(attr, mask);
+    qp_attr::chk_attr(qp.qp_type, qp.srq.is_some(), &req, mask, &MODIFY_LIMITS).map_err(errno)?;
+    let qp_type = qp.qp_type as u32;
+    let (transition, dest_qpn) = {
+        let mut a = qp.attrs.lock();
+        let t = a
+            .apply(
+                &req,
+                mask,
+                |cur, new| core_qp::modify_is_ok(cur, new, qp_type, mask),
+                core_qp::nsecs_to_jiffies,
+            )
+            .map_err(errno)?;
+        (t, a.dest_qp_num)
+    };
+    match transition {
+        Some(Transition::Reset) => qp.reset(),
+        Some(Transition::Drain) => qp.sched_send(),
+        Some(Transition::Error) => {
+            qp.sched_recv();
+            qp.sched_send();
+        }
+        Some(Transition::Other) | None => {}
+    }
+    // TODO(issue #4): a new `max_dest_rd_atomic` reallocates the
+    // responder's RDMA read/atomic resources (`rd_atomic_resources`).
+    if mask & qp_attr::mask::AV != 0 && req.ah.has_grh {
+        let port = qp_attr::udp_sport(req.ah.flow_label, qp.qpn, dest_qpn);
+        qp.src_port.store(port, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// `rxe_query_qp`: the attributes as set, the transport's PSNs, the sizes
+/// granted.
+fn query(qp: &Qp, attr: &mut QpAttr, init: &mut QpInitAttr) {
+    let a = *qp.attrs.lock();
+    *attr = QpAttr::default();
+    attr.qp_state = a.state.as_raw();
+    attr.cur_qp_state = a.state.as_raw();
+    attr.path_mtu = a.path_mtu;
+    attr.path_mig_state = a.path_mig_state;
+    attr.qkey = a.qkey;
+    attr.rq_psn = a.resp_psn;
+    attr.sq_psn = a.req_psn;
+    attr.dest_qp_num = a.dest_qp_num;
+    attr.qp_access_flags = a.qp_access_flags as i32;
+    attr.pkey_index = a.pkey_index;
+    attr.alt_pkey_index = a.alt_pkey_index;
+    attr.en_sqd_async_notify = a.en_sqd_async_notify;
+    attr.sq_draining = a.sq_draining.into();
+    attr.max_rd_atomic = a.max_rd_atomic;
+    attr.max_dest_rd_atomic = a.max_dest_rd_atomic;
+    attr.min_rnr_timer = a.min_rnr_timer;
+    attr.port_num = a.port_num;
+    attr.timeout = a.timeout;
+    attr.retry_cnt = a.retry_cnt;
+    attr.rnr_retry = a.rnr_retry;
+    attr.alt_port_num = a.alt_port_num;
+    attr.alt_timeout = a.alt_timeout;
+    core_qp::set_ah_fields(&mut attr.ah_attr, &av_fields(&a.pri_av));
+    core_qp::set_ah_fields(&mut attr.alt_ah_attr, &av_fields(&a.alt_av));
+
+    for cap in [&mut attr.cap, &mut init.cap] {
+        cap.max_send_wr = qp.sq.max_wr;
+        cap.max_send_sge = qp.sq.max_sge;
+        cap.max_inline_data = qp.sq.max_inline;
+        if let Some(rq) = &qp.rq {
+            cap.max_recv_wr = rq.max_wr;
+            cap.max_recv_sge = rq.max_sge;
+        }
+    }
+    init.sq_sig_type = qp.sq_sig_type;
+    init.qp_type = qp.qp_type as u32;
+    init.port_num = 1;
 }

@@ -5,3 +5,4 @@
 #include "../core/glue_ib.c"
 /* The queues shared with user space, only this module needs them. */
 #include "../core/glue_queue.c"
+#include "../core/glue_qp.c"

@@ -18,6 +18,7 @@ mod mr;
 mod mw;
 pub mod params;
 mod qp;
+pub mod qp_attr;
 // The queue API is used by the CQ, SRQ and QP modules, not all of it yet.
 #[allow(dead_code)]
 mod queue;
@@ -25,6 +26,7 @@ pub mod queue_index;
 mod srq;
 #[expect(dead_code, reason = "used by the transport, issue #4")]
 mod wire;
+pub mod wqe;
 
 use kernel::prelude::*;
 use rdma::{

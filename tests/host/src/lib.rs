@@ -37,3 +37,12 @@ mod wire_tests;
 #[path = "../../../rxe/queue_index.rs"]
 #[allow(dead_code)]
 pub mod rxe_queue_index;
+
+#[path = "../../../rxe/qp_attr.rs"]
+#[allow(dead_code)]
+pub mod rxe_qp_attr;
+use rxe_qp_attr as qp_attr;
+
+#[path = "../../../rxe/wqe.rs"]
+#[allow(dead_code)]
+pub mod rxe_wqe;
