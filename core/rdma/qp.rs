@@ -35,7 +35,7 @@ use core::marker::PhantomData;
 use kernel::{
     ffi,
     prelude::*,
-    str::CString,
+    str::NullTerminatedFormatter,
     sync::{
         Arc,
         ArcBorrow, //
@@ -444,13 +444,18 @@ pub struct PostError {
 }
 
 /// Prints `msg` as a rate-limited error of `dev` (`ibdev_err_ratelimited`),
-/// where the C driver prints one.
+/// where the C driver prints one. Any context: formats on the stack,
+/// truncated to 127 bytes.
 #[inline]
 pub fn err_ratelimited<T: IbDriver>(dev: &Device<T>, msg: core::fmt::Arguments<'_>) {
-    if let Ok(s) = CString::try_from_fmt(msg) {
-        // SAFETY: the device is live; `s` is a NUL-terminated string.
-        unsafe { bindings::rrxe_ibdev_err_ratelimited(dev.as_raw(), s.as_char_ptr()) };
+    use core::fmt::Write;
+    let mut buf = [0u8; 128];
+    if let Some(mut f) = NullTerminatedFormatter::new(&mut buf) {
+        // A message too long is cut where it no longer fits.
+        let _ = f.write_fmt(msg);
     }
+    // SAFETY: the device is live; the formatter keeps `buf` NUL-terminated.
+    unsafe { bindings::rrxe_ibdev_err_ratelimited(dev.as_raw(), buf.as_ptr().cast()) };
 }
 
 /// A driver's queue pairs.
