@@ -35,9 +35,15 @@ use crate::{
         SqSizes,
         Transition, //
     },
+    queue::Queue,
+    queue_index::QueueType,
     rdma::{
         bindings,
         ib_device::Device,
+        mmap::{
+            UserContext,
+            UserMapping, //
+        },
         object::CoreObject,
         pool::{
             Pool,
@@ -51,10 +57,19 @@ use crate::{
             QpAttr,
             QpDriver,
             QpInitAttr,
+            RecvWr,
             RecvWrs,
+            SendWr,
             SendWrs, //
         },
         udata::UData,
+    },
+    wqe::{
+        self,
+        wr_mask,
+        Remote,
+        SendCheck,
+        SendWqe, //
     },
 };
 use core::sync::atomic::{
@@ -64,12 +79,13 @@ use core::sync::atomic::{
     Ordering, //
 };
 use kernel::{
-    new_spinlock_irq,
+    new_mutex, new_spinlock_irq,
     prelude::*,
     sync::{
         Arc,
         ArcBorrow,
         Completion,
+        Mutex,
         SpinLockIrq, //
     },
 };
@@ -152,6 +168,13 @@ struct Rq {
     max_sge: u32,
 }
 
+/// A user QP's queues as offered to its process for `mmap()`; dropping
+/// them withdraws the offers.
+struct Mappings {
+    _sq: UserMapping,
+    _rq: Option<UserMapping>,
+}
+
 /// A queue pair.
 #[pin_data(PinnedDrop)]
 pub(crate) struct Qp {
@@ -180,6 +203,17 @@ pub(crate) struct Qp {
     srq: Option<CoreObject<bindings::ib_srq>>,
     sq: Sq,
     rq: Option<Rq>,
+    /// The send queue: work requests the requester processes and the
+    /// completer retires.
+    #[pin]
+    sq_queue: SpinLockIrq<Queue>,
+    /// The receive queue (none with a shared receive queue): the
+    /// responder consumes it.
+    #[pin]
+    rq_queue: SpinLockIrq<Option<Queue>>,
+    /// A user QP's mappings, withdrawn by destroy (in process context).
+    #[pin]
+    mappings: Mutex<Option<Mappings>>,
     /// The attributes and transport state a modify sets (the C driver's
     /// `state_lock` and what it guards); the receive path takes it too.
     #[pin]
@@ -246,6 +280,11 @@ impl Qp {
     /// TODO(issue #4): stop and drain the tasks, reset the queues, clear the
     /// requester/responder state and the responder's RDMA read resources.
     fn reset(&self) {
+        // Elements only: the indices stay, as in the C driver.
+        let _ = self.sq_queue.lock().reset();
+        if let Some(q) = &*self.rq_queue.lock() {
+            let _ = q.reset();
+        }
         self.ssn.store(0, Ordering::Relaxed);
     }
 
@@ -256,6 +295,182 @@ impl Qp {
         self.attrs.lock().set_error();
         self.sched_recv();
         self.sched_send();
+    }
+
+    /// Copies a kernel user's send work requests into the send queue and
+    /// has the requester process them (`rxe_post_send_kernel`).
+    fn post_send_kernel(
+        &self,
+        dev: &Device<Rxe>,
+        wrs: SendWrs<'_>,
+    ) -> core::result::Result<(), PostError> {
+        let mut posted = 0;
+        let mut r = Ok(());
+        {
+            let mut q = self.sq_queue.lock();
+            for wr in wrs {
+                if let Err(err) = self.post_one_send(dev, &mut q, &wr) {
+                    r = Err(PostError { err, index: posted });
+                    break;
+                }
+                posted += 1;
+            }
+        }
+        if posted > 0 {
+            self.sched_send();
+        }
+        r
+    }
+
+    /// Checks one send work request and writes its WQE at the producer
+    /// index (`post_one_send`).
+    fn post_one_send(&self, dev: &Device<Rxe>, q: &mut Queue, wr: &SendWr<'_>) -> Result {
+        let sges = wr.sges();
+        let length: u64 = sges.iter().map(|s| u64::from(s.length)).sum();
+        let atomic = wr.atomic();
+        let check = SendCheck {
+            opcode: wr.opcode(),
+            send_flags: wr.send_flags(),
+            num_sge: wr.num_sge(),
+            length,
+            atomic_addr: atomic.map_or(0, |a| a.remote_addr),
+        };
+        let mask = match wqe::chk_send(&check, self.qp_type, self.sq.max_sge, self.sq.max_inline) {
+            Ok(mask) => mask,
+            Err(r) => {
+                self.err_msg(dev, "validate_send_wr", "bad work request");
+                return Err(errno(r));
+            }
+        };
+        if q.full(QueueType::FromUlp) {
+            self.err_msg(dev, "post_one_send", "send queue full");
+            return Err(ENOMEM);
+        }
+        let rdma = wr.rdma();
+        let remote = if let Some(ud) = wr.ud() {
+            Remote::Ud {
+                qpn: ud.remote_qpn,
+                qkey: ud.remote_qkey,
+                pkey_index: if self.qp_type == QpType::Gsi {
+                    ud.pkey_index
+                } else {
+                    0
+                },
+                ah_num: ah_num(&ud.ah),
+            }
+        } else if let Some(a) = atomic {
+            Remote::Atomic {
+                addr: a.remote_addr,
+                compare_add: a.compare_add,
+                swap: a.swap,
+                rkey: a.rkey,
+            }
+        } else if let Some(r) = rdma {
+            Remote::Rdma {
+                addr: r.remote_addr,
+                rkey: r.rkey,
+            }
+        } else if let Some(reg) = wr.reg() {
+            Remote::Reg {
+                mr: reg.mr.as_ptr() as u64,
+                key: reg.key,
+                access: reg.access as u32,
+            }
+        } else {
+            Remote::None
+        };
+        let iova = if mask & wr_mask::ATOMIC != 0 {
+            atomic.map_or(0, |a| a.remote_addr)
+        } else if mask & wr_mask::READ_OR_WRITE != 0 {
+            rdma.map_or(0, |r| r.remote_addr)
+        } else {
+            0
+        };
+        let local = mask & wr_mask::LOCAL_OP != 0;
+        let inline = wr.send_flags() & wqe::SEND_INLINE != 0;
+        let ssn = if local {
+            0
+        } else {
+            self.ssn.fetch_add(1, Ordering::Relaxed).wrapping_add(1)
+        };
+        let w = SendWqe {
+            wr_id: wr.wr_id(),
+            opcode: wr.opcode(),
+            send_flags: wr.send_flags(),
+            ex: wr.ex(),
+            remote,
+            iova,
+            mask,
+            // At most 2^31, checked.
+            length: length as u32,
+            num_sge: sges.len() as u32,
+            ssn,
+        };
+        let mut hdr = [0u8; qp_attr::SEND_WQE_SIZE as usize];
+        w.encode(&mut hdr);
+        let index = q.producer(QueueType::FromUlp);
+        q.write_bytes(index, 0, &hdr)?;
+        if !local {
+            let mut off = wqe::send_off::DATA;
+            if inline {
+                // At most `max_inline` bytes in all, checked: they fit.
+                for data in wr.inline_data() {
+                    q.write_bytes(index, off, data)?;
+                    off += data.len();
+                }
+            } else {
+                for s in sges {
+                    let mut e = [0u8; qp_attr::SGE_SIZE as usize];
+                    wqe::put_sge(&mut e, 0, 0, s.addr, s.length, s.lkey);
+                    q.write_bytes(index, off, &e)?;
+                    off += e.len();
+                }
+            }
+        }
+        q.advance_producer(QueueType::FromUlp)
+    }
+
+    /// Copies a kernel user's receive work requests into the receive queue
+    /// (`post_one_recv` each).
+    fn post_recv_kernel(&self, wrs: RecvWrs<'_>) -> core::result::Result<(), PostError> {
+        let mut guard = self.rq_queue.lock();
+        let Some(q) = (*guard).as_mut() else {
+            return Err(PostError {
+                err: EINVAL,
+                index: 0,
+            });
+        };
+        let max_sge = self.rq.as_ref().map_or(0, |rq| rq.max_sge);
+        for (index, wr) in wrs.enumerate() {
+            Self::post_one_recv(q, &wr, max_sge).map_err(|err| PostError { err, index })?;
+        }
+        Ok(())
+    }
+
+    fn post_one_recv(q: &mut Queue, wr: &RecvWr<'_>, max_sge: u32) -> Result {
+        if q.full(QueueType::FromUlp) {
+            return Err(ENOMEM);
+        }
+        let sges = wr.sges();
+        let length: u64 = sges.iter().map(|s| u64::from(s.length)).sum();
+        wqe::chk_recv(wr.num_sge(), length, max_sge).map_err(errno)?;
+        let mut hdr = [0u8; qp_attr::RECV_WQE_SIZE as usize];
+        // At most 2^31, checked.
+        wqe::encode_recv(&mut hdr, wr.wr_id(), length as u32, sges.len() as u32);
+        let index = q.producer(QueueType::FromUlp);
+        q.write_bytes(index, 0, &hdr)?;
+        let mut off = wqe::recv_off::DATA;
+        for s in sges {
+            let mut e = [0u8; qp_attr::SGE_SIZE as usize];
+            wqe::put_sge(&mut e, 0, 0, s.addr, s.length, s.lkey);
+            q.write_bytes(index, off, &e)?;
+            off += e.len();
+        }
+        q.advance_producer(QueueType::FromUlp)
+    }
+
+    fn err_msg(&self, dev: &Device<Rxe>, func: &str, msg: &str) {
+        core_qp::err_ratelimited(dev, fmt!("qp#{} {}: {}", self.index, func, msg));
     }
 
     fn err_prefix(&self, dev: &Device<Rxe>, what: &str, err: Error) {
@@ -374,6 +589,7 @@ fn create(
     new: &mut NewQp<'_>,
     init: &mut QpInitAttr,
     udata: Option<&UData<'_>>,
+    uctx: Option<&UserContext<'_>>,
 ) -> Result<Arc<Qp>> {
     let qps = &rxe.qps;
     let req = init_req(init);
@@ -385,21 +601,53 @@ fn create(
     let qpn = if qp_type == QpType::Gsi { 1 } else { index };
 
     let sizes = SqSizes::new(&req.cap);
+    let sq_queue = Queue::new(
+        req.cap.max_send_wr,
+        sizes.wqe_size as usize,
+        QueueType::FromClient,
+    )?;
     let sq = Sq {
-        max_wr: qp_attr::queue_capacity(req.cap.max_send_wr),
+        max_wr: sq_queue.capacity(),
         max_sge: sizes.max_sge,
         max_inline: sizes.max_inline,
     };
-    let rq = (!req.has_srq).then(|| Rq {
-        max_wr: qp_attr::queue_capacity(req.cap.max_recv_wr),
+    let rq_queue = if req.has_srq {
+        None
+    } else {
+        let size = qp_attr::rq_wqe_size(req.cap.max_recv_sge);
+        Some(Queue::new(
+            req.cap.max_recv_wr,
+            size as usize,
+            QueueType::FromClient,
+        )?)
+    };
+    let rq = rq_queue.as_ref().map(|q| Rq {
+        max_wr: q.capacity(),
         max_sge: req.cap.max_recv_sge,
     });
-    // TODO: the queues themselves (rxe/queue.rs), mapped for user space in
-    // the response.
-    if let Some(u) = udata {
-        let resp = bindings::rxe_create_qp_resp::default();
-        u.respond(&UResp(resp))?;
-    }
+    // A user QP's queues are mapped by its process: the response says
+    // where (an SRQ's QP has no receive queue: its entry stays zero).
+    let mappings = match (udata, uctx) {
+        (Some(u), Some(ctx)) => {
+            let mut resp = bindings::rxe_create_qp_resp::default();
+            let (sq_map, mi) = sq_queue.map_user(ctx)?;
+            resp.sq_mi = mi;
+            let rq_map = match &rq_queue {
+                Some(q) => {
+                    let (map, mi) = q.map_user(ctx)?;
+                    resp.rq_mi = mi;
+                    Some(map)
+                }
+                None => None,
+            };
+            u.respond(&UResp(resp))?;
+            Some(Mappings {
+                _sq: sq_map,
+                _rq: rq_map,
+            })
+        }
+        _ => None,
+    };
 
     let src_port = qp_attr::initial_src_port(qpn);
     let gsi_port = if qp_type == QpType::Gsi {
@@ -428,6 +676,9 @@ fn create(
             srq,
             sq,
             rq,
+            sq_queue <- new_spinlock_irq!(sq_queue, "rxe_qp_sq"),
+            rq_queue <- new_spinlock_irq!(rq_queue, "rxe_qp_rq"),
+            mappings <- new_mutex!(mappings, "rxe_qp_mappings"),
             attrs <- new_spinlock_irq!(QpAttrs::new(gsi_port), "rxe_qp_attrs"),
             src_port: AtomicU16::new(src_port),
             ssn: AtomicU32::new(0),
@@ -459,6 +710,15 @@ fn create(
     Ok(qp)
 }
 
+/// The number of the address handle a kernel user's datagram names
+/// (`to_rah(ah)->ah_num`), by which the transport finds its address vector.
+///
+/// TODO: from the driver state of rxe/ah.rs once address handles have one;
+/// 0 until then (the transport would use the WQE's own, empty, vector).
+fn ah_num(_ah: &CoreObject<bindings::ib_ah>) -> u32 {
+    0
+}
+
 /// `struct rxe_create_qp_resp` as a response.
 #[repr(transparent)]
 struct UResp(bindings::rxe_create_qp_resp);
@@ -474,6 +734,7 @@ impl QpDriver for Rxe {
         qp: &mut NewQp<'_>,
         init: &mut QpInitAttr,
         udata: Option<&UData<'_>>,
+        uctx: Option<&UserContext<'_>>,
     ) -> Result<Arc<Qp>> {
         let r = (|| {
             if let Some(u) = udata {
@@ -483,7 +744,7 @@ impl QpDriver for Rxe {
                     return Err(EINVAL);
                 }
             }
-            create(&dev.data(), qp, init, udata)
+            create(&dev.data(), qp, init, udata, uctx)
         })();
         if let Err(e) = &r {
             core_qp::err_ratelimited(dev, fmt!("rxe_create_qp: returned err = {}", e.to_errno()));
@@ -532,6 +793,9 @@ impl QpDriver for Rxe {
                     .compare_exchange(qp.index, 0, Ordering::AcqRel, Ordering::Relaxed);
         }
         drop(qps.pool.remove(qp.index));
+        // Withdrawn here, in process context, while the user context lives.
+        let mappings = qp.mappings.lock().take();
+        drop(mappings);
         Ok(())
     }
 
@@ -562,18 +826,13 @@ impl QpDriver for Rxe {
             qp.sched_send();
             return Ok(());
         }
-        if wrs.is_empty() {
-            return Ok(());
-        }
-        // TODO: copy the work requests into the send queue
-        // (`rxe_post_send_kernel`) once the queues exist.
-        refuse(ENOMEM)
+        qp.post_send_kernel(dev, wrs)
     }
 
     fn post_recv(
         _dev: &Device<Self>,
         qp: ArcBorrow<'_, Qp>,
-        mut wrs: RecvWrs<'_>,
+        wrs: RecvWrs<'_>,
     ) -> core::result::Result<(), PostError> {
         let refuse = |err| Err(PostError { err, index: 0 });
         if !qp.valid.load(Ordering::Relaxed) {
@@ -583,12 +842,8 @@ impl QpDriver for Rxe {
         if qp.state() < QpState::Init || qp.srq.is_some() {
             return refuse(EINVAL);
         }
-        let r = match wrs.next() {
-            // TODO: copy the work requests into the receive queue
-            // (`post_one_recv`) once the queues exist.
-            Some(_) => refuse(ENOMEM),
-            None => Ok(()),
-        };
+        let r = qp.post_recv_kernel(wrs);
+        // In ERR the responder flushes what was just posted.
         if qp.state() == QpState::Err {
             qp.sched_recv();
         }

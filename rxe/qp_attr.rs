@@ -272,12 +272,6 @@ impl SqSizes {
     }
 }
 
-/// The work requests a queue asked for `num_elem` holds: one slot stays
-/// free and the slots are a power of two (`rxe_queue_init`).
-pub fn queue_capacity(num_elem: u32) -> u32 {
-    num_elem.saturating_add(1).next_power_of_two() - 1
-}
-
 /// Bytes of a receive queue entry for `max_sge` scatter/gather entries.
 pub fn rq_wqe_size(max_sge: u32) -> u32 {
     RECV_WQE_SIZE + max_sge * SGE_SIZE
@@ -985,11 +979,6 @@ mod tests {
         cap.max_inline_data = 0;
         assert_eq!(SqSizes::new(&cap).wqe_size, SEND_WQE_SIZE);
         assert_eq!(rq_wqe_size(0), 40);
-        assert_eq!(queue_capacity(0), 0);
-        assert_eq!(queue_capacity(1), 1);
-        assert_eq!(queue_capacity(2), 3);
-        assert_eq!(queue_capacity(16), 31);
-        assert_eq!(queue_capacity(1 << 20), (1 << 21) - 1);
         assert_eq!(rq_wqe_size(32), 40 + 512);
     }
 

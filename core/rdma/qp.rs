@@ -25,6 +25,7 @@ use super::{
         Device,
         IbDriver, //
     },
+    mmap::UserContext,
     object::{
         CoreObject,
         ObjectBox, //
@@ -463,13 +464,15 @@ pub trait QpDriver: IbDriver {
     /// The driver's state of a QP.
     type Qp: Send + Sync + 'static;
 
-    /// Creates a QP: checks `init` and `udata` (`None` for a kernel user),
-    /// sets the QP number, writes the granted sizes to `init.cap`.
+    /// Creates a QP: checks `init` and `udata` (`None` for a kernel user,
+    /// whose command runs in user context `uctx`), sets the QP number,
+    /// writes the granted sizes to `init.cap`.
     fn create_qp(
         dev: &Device<Self>,
         qp: &mut NewQp<'_>,
         init: &mut QpInitAttr,
         udata: Option<&UData<'_>>,
+        uctx: Option<&UserContext<'_>>,
     ) -> Result<Arc<Self::Qp>>;
 
     /// Modifies the attributes in `mask` (`IB_QP_*`).
@@ -553,14 +556,22 @@ impl<T: QpDriver> Adapter<T> {
         init: *mut bindings::ib_qp_init_attr,
         udata: *mut bindings::ib_udata,
     ) -> ffi::c_int {
-        // SAFETY: see the function's safety section.
-        let (dev, init, udata) = unsafe { (Self::dev(qp), &mut *init, UData::from_raw(udata)) };
+        // SAFETY: see the function's safety section; a create's udata is the
+        // driver udata of the command's bundle.
+        let (dev, init, uctx, udata) = unsafe {
+            (
+                Self::dev(qp),
+                &mut *init,
+                UserContext::from_udata(udata),
+                UData::from_raw(udata),
+            )
+        };
         // INVARIANT: the create op has the new object to itself.
         let mut new = NewQp {
             raw: qp,
             _p: PhantomData,
         };
-        match T::create_qp(dev, &mut new, init, udata.as_ref()) {
+        match T::create_qp(dev, &mut new, init, udata.as_ref(), uctx.as_ref()) {
             Ok(state) => {
                 // SAFETY: a new object of `size_ib_qp` bytes, nothing
                 // attached, ours during the create op; always `T::Qp`.
