@@ -5,6 +5,7 @@
 //! independent vectors, PSN arithmetic, and seeded random-input tests that
 //! stand in for a fuzzer.
 
+mod c_capture;
 mod c_opcode_table;
 mod crc;
 mod fuzz;
