@@ -265,8 +265,26 @@ impl Qp {
     /// drain (SQD) or a flush (ERR). The C driver's
     /// `rxe_sched_task(&qp->send_task)`.
     ///
-    /// TODO(issue #4): schedule the requester/completer task here.
-    fn sched_send(&self) {}
+    /// TODO(issue #4): schedule the requester/completer task here. Until
+    /// then no work request is ever in flight, so a drain is over at once
+    /// (the requester's `req_check_sq_drain_done`).
+    fn sched_send(&self) {
+        self.check_sq_drained();
+    }
+
+    /// In SQD, ends the drain once no work request is in flight and tells
+    /// the owner (`IB_EVENT_SQ_DRAINED`, whatever `en_sqd_async_notify`
+    /// says, as the C driver does).
+    fn check_sq_drained(&self) {
+        {
+            let mut a = self.attrs.lock();
+            if a.state != QpState::Sqd || !a.sq_draining {
+                return;
+            }
+            a.sq_draining = false;
+        }
+        core_qp::qp_event(&self.ib, bindings::ib_event_type_IB_EVENT_SQ_DRAINED);
+    }
 
     /// Has the responder process its packets and, in ERR, flush the receive
     /// queue. The C driver's `rxe_sched_task(&qp->recv_task)`.

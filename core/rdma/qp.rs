@@ -157,6 +157,29 @@ pub fn set_ah_fields(ah: &mut AhAttr, f: &AhFields) {
     ah.port_num = f.port_num;
 }
 
+/// Reports asynchronous event `event` (`IB_EVENT_*`) of `qp` to its
+/// owner's handler (`qp->ibqp.event_handler`, as the C driver calls it).
+pub fn qp_event(qp: &CoreObject<bindings::ib_qp>, event: u32) {
+    let ib = qp.as_ptr();
+    // SAFETY: a QP's core object is valid while its driver state lives
+    // (`CoreObject`; the destroy op waits for the state's last user).
+    let (handler, device, context) =
+        unsafe { ((*ib).event_handler, (*ib).device, (*ib).qp_context) };
+    let Some(handler) = handler else {
+        return;
+    };
+    // SAFETY: all zeroes is a valid `ib_event` (a pointer, a union of
+    // pointers and a port number, an integer).
+    let mut ev: bindings::ib_event = unsafe { core::mem::zeroed() };
+    ev.device = device;
+    // SAFETY: a bindgen union field: writes the QP variant.
+    unsafe { *ev.element.qp.as_mut() = ib };
+    ev.event = event;
+    // SAFETY: the core's handler for this QP, given a valid event and the
+    // QP's context, as the core's `__ib_qp_event_handler` expects.
+    unsafe { handler(&mut ev, context) };
+}
+
 /// The core's state table (`ib_modify_qp_is_ok`): whether a QP of type
 /// `qp_type` may go from `cur` to `new` with attribute mask `mask`.
 #[inline]
