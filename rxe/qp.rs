@@ -292,18 +292,28 @@ impl Qp {
     /// TODO(issue #4): schedule the responder task here.
     fn sched_recv(&self) {}
 
-    /// Back to RESET: the transport stops, queues are emptied
-    /// (`rxe_qp_reset`).
+    /// Back to RESET: the transport stops, the queues are emptied without
+    /// completions and zeroed (`rxe_qp_reset`).
     ///
-    /// TODO(issue #4): stop and drain the tasks, reset the queues, clear the
-    /// requester/responder state and the responder's RDMA read resources.
+    /// TODO(issue #4): stop and drain the tasks, clear the requester and
+    /// responder state and the responder's RDMA read resources.
     fn reset(&self) {
-        // Elements only: the indices stay, as in the C driver.
-        let _ = self.sq_queue.lock().reset();
-        if let Some(q) = &*self.rq_queue.lock() {
-            let _ = q.reset();
+        Self::discard(&mut self.sq_queue.lock());
+        if let Some(q) = &mut *self.rq_queue.lock() {
+            Self::discard(q);
         }
         self.ssn.store(0, Ordering::Relaxed);
+    }
+
+    /// Consumes every work request of `q` without completing it, then
+    /// zeroes its elements (the indices stay, as in the C driver).
+    fn discard(q: &mut Queue) {
+        while q.head(QueueType::FromClient).is_some() {
+            if q.advance_consumer(QueueType::FromClient).is_err() {
+                break;
+            }
+        }
+        let _ = q.reset();
     }
 
     /// Moves the QP to ERR, as the transport does on a fatal error: the
