@@ -470,13 +470,20 @@ impl OpcodeInfo {
 
     /// Offset of `hdr` from the start of the BTH, if the packet carries it.
     /// The payload's offset is the end of the headers, for every opcode.
-    pub(crate) const fn offset(&self, hdr: HdrType) -> Option<usize> {
+    pub(crate) fn offset(&self, hdr: HdrType) -> Option<usize> {
         match hdr {
             HdrType::Bth => Some(0),
             HdrType::Payload => Some(self.header_len()),
-            _ if self.mask.contains(hdr.mask()) => Some(self.offset[hdr as usize] as usize),
+            _ if self.mask.contains(hdr.mask()) => self.stored_offset(hdr),
             _ => None,
         }
+    }
+
+    /// The table's offset of `hdr` (0 when absent, as in C).
+    fn stored_offset(&self, hdr: HdrType) -> Option<usize> {
+        self.offset
+            .get(usize::from(hdr as u8))
+            .map(|at| usize::from(*at))
     }
 
     /// Where the C driver's ICRC starts its second run, over "the payload"
@@ -484,8 +491,8 @@ impl OpcodeInfo {
     /// whose table entry has no payload offset, where it is the BTH, so the
     /// headers are covered twice. A peer running the C driver computes the
     /// ICRC of a FLUSH that way, so this driver must too.
-    pub(crate) const fn icrc_payload_offset(&self) -> usize {
-        self.offset[HdrType::Payload as usize] as usize
+    pub(crate) fn icrc_payload_offset(&self) -> usize {
+        self.stored_offset(HdrType::Payload).unwrap_or(0)
     }
 }
 
