@@ -13,11 +13,13 @@ use crate::rdma::{
         Device,
         DeviceAttr,
         DeviceInfo,
+        DeviceModify,
         GidAttr,
         IbDriver,
         NetdevEvent,
         PortAttr,
         PortImmutable,
+        PortModify,
         StatDesc, //
     },
     netdev::NetDevice,
@@ -92,8 +94,16 @@ impl Counted {
 /// The state of one rxe device.
 #[pin_data]
 pub(crate) struct RxeDev {
-    /// The EUI-64 of the netdev's MAC: node GUID, system image GUID.
+    /// The EUI-64 of the netdev's MAC: the node GUID.
     guid: [u8; 8],
+    /// The system image GUID as `query_device` reports it (wire byte
+    /// order); the node GUID until `modify_device` sets it.
+    sys_image_guid: AtomicU64,
+    /// The port's capability flags (`IB_PORT_*_SUP`), as `modify_port`
+    /// sets and clears them.
+    port_cap_flags: AtomicU32,
+    /// Q_Key violations of the port (reset by `modify_port`).
+    pub(crate) qkey_viol_cntr: AtomicU32,
     /// `enum ib_mtu` of port 1, from the netdev MTU.
     active_mtu: AtomicU32,
     /// The port's GIDs by table index, for the receive path's lookups. Fed
@@ -125,8 +135,12 @@ pub(crate) struct RxeDev {
 
 impl RxeDev {
     fn new(guid: [u8; 8], ndev_mtu: u32) -> impl PinInit<Self, Error> {
+        let sys_image_guid = u64::from_ne_bytes(guid);
         try_pin_init!(Self {
             guid,
+            sys_image_guid: AtomicU64::new(sys_image_guid),
+            port_cap_flags: AtomicU32::new(bindings::ib_port_capability_mask_bits_IB_PORT_CM_SUP),
+            qkey_viol_cntr: AtomicU32::new(0),
             active_mtu: AtomicU32::new(IbMtu::for_netdev_mtu(ndev_mtu).as_raw()),
             gids <- XArray::new(AllocKind::Alloc),
             counters: [const { AtomicU64::new(0) }; params::COUNTER_NAMES.len()],
@@ -234,7 +248,7 @@ fn device_attr(rxe: &RxeDev, attr: &mut DeviceAttr) {
     attr.max_fast_reg_page_list_len = params::MAX_FMR_PAGE_LIST_LEN;
     attr.max_pkeys = params::MAX_PKEYS;
     attr.local_ca_ack_delay = params::LOCAL_CA_ACK_DELAY;
-    attr.sys_image_guid = u64::from_ne_bytes(rxe.guid);
+    attr.sys_image_guid = rxe.sys_image_guid.load(Ordering::Relaxed);
     if cfg!(CONFIG_INFINIBAND_ON_DEMAND_PAGING) {
         // On-demand paging as the C driver reports it (implicit ODP aside).
         attr.kernel_cap_flags |= u64::from(ib_kernel_cap_flags_IBK_ON_DEMAND_PAGING);
@@ -276,7 +290,6 @@ impl IbDriver for Rxe {
     fn query_port(dev: &Device<Self>, port: u32, attr: &mut PortAttr) -> Result {
         use bindings::{
             ib_mtu_IB_MTU_4096,
-            ib_port_capability_mask_bits_IB_PORT_CM_SUP,
             ib_port_phys_state_IB_PORT_PHYS_STATE_DISABLED as DISABLED,
             ib_port_phys_state_IB_PORT_PHYS_STATE_LINK_UP as LINK_UP,
             ib_port_phys_state_IB_PORT_PHYS_STATE_POLLING as POLLING,
@@ -288,7 +301,8 @@ impl IbDriver for Rxe {
         attr.max_mtu = ib_mtu_IB_MTU_4096;
         attr.active_mtu = dev.data().active_mtu.load(Ordering::Relaxed);
         attr.gid_tbl_len = params::port::GID_TBL_LEN;
-        attr.port_cap_flags = ib_port_capability_mask_bits_IB_PORT_CM_SUP;
+        attr.port_cap_flags = dev.data().port_cap_flags.load(Ordering::Relaxed);
+        attr.qkey_viol_cntr = dev.data().qkey_viol_cntr.load(Ordering::Relaxed);
         attr.max_msg_sz = params::port::MAX_MSG_SZ;
         attr.pkey_tbl_len = params::port::PKEY_TBL_LEN;
         attr.max_vl_num = params::port::MAX_VL_NUM;
@@ -304,6 +318,45 @@ impl IbDriver for Rxe {
         };
         attr.state = state;
         attr.phys_state = phys_state as u8;
+        Ok(())
+    }
+
+    fn modify_device(dev: &Device<Self>, mask: u32, attr: &DeviceModify) -> Result {
+        use bindings::{
+            ib_device_modify_flags_IB_DEVICE_MODIFY_NODE_DESC as IB_DEVICE_MODIFY_NODE_DESC,
+            ib_device_modify_flags_IB_DEVICE_MODIFY_SYS_IMAGE_GUID as IB_DEVICE_MODIFY_SYS_IMAGE_GUID, //
+        };
+        if mask & !(IB_DEVICE_MODIFY_SYS_IMAGE_GUID | IB_DEVICE_MODIFY_NODE_DESC) != 0 {
+            // The C driver's errno and message.
+            pr_err!("{}: returned err = {}\n", dev.name(), EOPNOTSUPP.to_errno());
+            return Err(EOPNOTSUPP);
+        }
+        if mask & IB_DEVICE_MODIFY_SYS_IMAGE_GUID != 0 {
+            // Given in CPU order, reported in wire order.
+            let guid = attr.sys_image_guid.to_be();
+            dev.data().sys_image_guid.store(guid, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    fn modify_port(dev: &Device<Self>, port: u32, mask: u32, attr: &PortModify) -> Result {
+        if port != params::NUM_PORTS {
+            pr_err!("{}: returned err = {}\n", dev.name(), EINVAL.to_errno());
+            return Err(EINVAL);
+        }
+        if mask & !bindings::ib_port_modify_flags_IB_PORT_RESET_QKEY_CNTR != 0 {
+            pr_err!("{}: returned err = {}\n", dev.name(), EOPNOTSUPP.to_errno());
+            return Err(EOPNOTSUPP);
+        }
+        let rxe = dev.data();
+        let _ = rxe
+            .port_cap_flags
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |f| {
+                Some((f | attr.set_port_cap_mask) & !attr.clr_port_cap_mask)
+            });
+        if mask & bindings::ib_port_modify_flags_IB_PORT_RESET_QKEY_CNTR != 0 {
+            rxe.qkey_viol_cntr.store(0, Ordering::Relaxed);
+        }
         Ok(())
     }
 

@@ -39,6 +39,10 @@ use kernel::{
 pub type DeviceAttr = bindings::ib_device_attr;
 /// Port attributes (`struct ib_port_attr`), as `query_port` fills them.
 pub type PortAttr = bindings::ib_port_attr;
+/// What `modify_device` asks for (`struct ib_device_modify`).
+pub type DeviceModify = bindings::ib_device_modify;
+/// What `modify_port` asks for (`struct ib_port_modify`).
+pub type PortModify = bindings::ib_port_modify;
 
 /// The immutable attributes of a port (`struct ib_port_immutable`).
 pub struct PortImmutable {
@@ -152,6 +156,12 @@ pub trait IbDriver: Sized + Send + Sync + 'static {
     fn query_device(dev: &Device<Self>, attr: &mut DeviceAttr) -> Result;
     /// Fills the attributes of port `port` (`attr` is zeroed).
     fn query_port(dev: &Device<Self>, port: u32, attr: &mut PortAttr) -> Result;
+    /// Changes the device attributes of `mask` (`IB_DEVICE_MODIFY_*`);
+    /// the node description, if asked for and this returns `Ok`, is then
+    /// set by the caller.
+    fn modify_device(dev: &Device<Self>, mask: u32, attr: &DeviceModify) -> Result;
+    /// Changes the attributes of port `port` (`IB_PORT_*` modify flags).
+    fn modify_port(dev: &Device<Self>, port: u32, mask: u32, attr: &PortModify) -> Result;
     /// The P_Key at `index` of port `port`'s table.
     fn query_pkey(dev: &Device<Self>, port: u32, index: u16) -> Result<u16>;
     /// The immutable attributes of port `port`.
@@ -372,6 +382,8 @@ impl<T: IbDriver> Device<T> {
         }
         ops.query_device = Some(Self::query_device_cb);
         ops.query_port = Some(Self::query_port_cb);
+        ops.modify_device = Some(Self::modify_device_cb);
+        ops.modify_port = Some(Self::modify_port_cb);
         ops.query_pkey = Some(Self::query_pkey_cb);
         ops.get_port_immutable = Some(Self::port_immutable_cb);
         ops.get_link_layer = Some(Self::link_layer_cb);
@@ -439,6 +451,43 @@ impl<T: IbDriver> Device<T> {
             (Self::from_raw(dev), &mut *attr)
         };
         Self::errno(T::query_port(dev, port, attr))
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core on a live device with a valid request.
+    unsafe extern "C" fn modify_device_cb(
+        dev: *mut bindings::ib_device,
+        mask: ffi::c_int,
+        attr: *mut bindings::ib_device_modify,
+    ) -> ffi::c_int {
+        // SAFETY: see the function's safety section.
+        let (dev, attr) = unsafe { (Self::from_raw(dev), &*attr) };
+        let mask = mask as u32;
+        if let Err(e) = T::modify_device(dev, mask, attr) {
+            return e.to_errno();
+        }
+        if mask & bindings::ib_device_modify_flags_IB_DEVICE_MODIFY_NODE_DESC != 0 {
+            // SAFETY: the device is live; the core serialises changes of the
+            // node description (it calls this under its sysfs store), and
+            // readers copy it as the C drivers' memcpy leaves it.
+            unsafe { (*dev.as_raw()).node_desc = attr.node_desc };
+        }
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core on a live device with a valid request.
+    unsafe extern "C" fn modify_port_cb(
+        dev: *mut bindings::ib_device,
+        port: u32,
+        mask: ffi::c_int,
+        attr: *mut bindings::ib_port_modify,
+    ) -> ffi::c_int {
+        // SAFETY: see the function's safety section.
+        let (dev, attr) = unsafe { (Self::from_raw(dev), &*attr) };
+        Self::errno(T::modify_port(dev, port, mask as u32, attr))
     }
 
     /// # Safety

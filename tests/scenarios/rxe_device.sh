@@ -96,6 +96,10 @@ if [ -e "$exp" ]; then
 	diff -u "$exp" devinfo.txt || fail "ibv_devinfo -v differs from the C driver's"
 fi
 cat /sys/class/infiniband/rxe0/ports/1/hw_counters/link_downed >/dev/null || fail "no hw_counters"
+# modify_device: the node description is writable through sysfs.
+echo -n "rrxe test node" >/sys/class/infiniband/rxe0/node_desc || fail "cannot write node_desc"
+[ "$(cat /sys/class/infiniband/rxe0/node_desc)" = "rrxe test node" ] ||
+	fail "node_desc is '$(cat /sys/class/infiniband/rxe0/node_desc)'"
 ls /sys/class/infiniband/rxe0/ports/1/hw_counters | tr '\n' ' '; echo
 
 # Refusals.
