@@ -4,7 +4,8 @@
 # Set up everything the project needs on a fresh Debian 12 machine, and be a
 # quick no-op when it is already there:
 #   - host packages: QEMU, and the RDMA userspace the guests run (the guests
-#     boot the host's root file system read-only over virtio-9p);
+#     boot the host's root file system read-only over virtio-9p), with gcc
+#     and libibverbs-dev for the verbs test program (tests/verbs);
 #   - a Debian trixie build root (debootstrap) holding the one toolchain used
 #     for every kernel and module build: clang/lld/llvm 19, rustc + rust-src +
 #     clippy + rustfmt from trixie-backports, bindgen 0.71, and the
@@ -17,7 +18,7 @@
 
 HOST_PKGS="debootstrap qemu-system-x86 rdma-core ibverbs-utils ibverbs-providers
 	rdmacm-utils perftest iproute2 iputils-ping kmod procps psmisc ethtool iperf3
-	python3 util-linux"
+	python3 util-linux gcc libibverbs-dev"
 BUILDROOT_PKGS="clang-19 lld-19 llvm-19 libclang-19-dev make gcc libc6-dev flex
 	bison bc libelf-dev libssl-dev cpio xz-utils python3 kmod rsync bindgen"
 BUILDROOT_BPO_PKGS="rustc rust-src rust-clippy rustfmt linux-source-7.3"
