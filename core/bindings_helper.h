@@ -24,3 +24,4 @@
 #include "glue_ib.h"
 #include "glue_queue.h"
 #include "glue_qp.h"
+#include "glue_mr.h"

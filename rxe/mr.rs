@@ -1,23 +1,490 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The memory regions of an rxe device.
+//! The memory regions of an rxe device (`rxe_mr.c`, the MR verbs of
+//! `rxe_verbs.c`).
 //!
-//! Being written (issue #3).
+//! A region is found by the index in its keys (the device's MR pool). Its
+//! mutable state (keys, access, range, pages) is behind one lock that the
+//! transport also takes to copy data, so that deregistration, which takes
+//! the pages away under the same lock, waits for a copy in progress and
+//! then unpins the memory in process context. A reference to a region that
+//! outlives its deregistration finds it invalid.
+//!
+//! On-demand paging is not implemented: `IB_ACCESS_ON_DEMAND` is refused
+//! with `EOPNOTSUPP`, the C driver's answer without ODP support.
 
 use crate::{
-    device::Rxe,
-    rdma::mr::MrDriver, //
+    device::{
+        Rxe,
+        RxeDev, //
+    },
+    keys::{
+        self,
+        MrKind,
+        PageGeometry, //
+    },
+    params,
+    rdma::{
+        bindings,
+        ib_device::Device,
+        mr::{
+            random_key_byte,
+            CopyDir,
+            DmaAddr,
+            KernelMemory,
+            MrDriver,
+            MrKeys,
+            MrPages,
+            PdId,
+            UserMrRequest, //
+        },
+        pool::{
+            Pool,
+            PoolLimits, //
+        },
+        umem::Umem,
+    },
 };
-use kernel::prelude::*;
+use core::sync::atomic::{
+    AtomicU32,
+    Ordering, //
+};
+use kernel::{
+    new_spinlock_irq,
+    page::PAGE_SHIFT,
+    prelude::*,
+    sync::{
+        Arc,
+        SpinLockIrq, //
+    },
+};
 
-impl MrDriver for Rxe {}
+/// `enum rxe_mr_state`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MrState {
+    /// Deregistered, or not usable yet.
+    Invalid,
+    /// A fast-registration region waiting for a REG_MR.
+    Free,
+    /// Usable.
+    Valid,
+}
+
+/// Which key a lookup matches (`enum rxe_mr_lookup_type`).
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    /// The lkey of a local work request.
+    Local,
+    /// The rkey of a remote request.
+    Remote,
+}
+
+/// The memory a region maps.
+enum Memory {
+    /// Nothing (deregistered).
+    None,
+    /// All kernel memory (DMA region).
+    Kernel(KernelMemory),
+    /// Pinned user pages or fast-registered pages.
+    Pages(MrPages),
+}
+
+struct Inner {
+    pd: PdId,
+    lkey: u32,
+    rkey: u32,
+    access: u32,
+    state: MrState,
+    iova: u64,
+    length: u64,
+    page_shift: u32,
+    mem: Memory,
+}
+
+/// A memory region.
+#[pin_data]
+pub(crate) struct Mr {
+    kind: MrKind,
+    index: u32,
+    /// The page list length a fast-registration region was allocated with
+    /// (`max_num_sg`), in pages of any size.
+    num_buf: usize,
+    /// Memory windows bound to the region.
+    pub(crate) num_mw: AtomicU32,
+    #[pin]
+    inner: SpinLockIrq<Inner>,
+}
+
+impl Mr {
+    fn new(kind: MrKind, index: u32, num_buf: usize, inner: Inner) -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                kind,
+                index,
+                num_buf,
+                num_mw: AtomicU32::new(0),
+                inner <- new_spinlock_irq!(inner, "rxe_mr"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Its lkey and rkey.
+    pub(crate) fn keys(&self) -> (u32, u32) {
+        let g = self.inner.lock();
+        (g.lkey, g.rkey)
+    }
+}
+
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+impl Mr {
+    /// The region's kind.
+    pub(crate) fn kind(&self) -> MrKind {
+        self.kind
+    }
+
+    /// The region's PD.
+    pub(crate) fn pd(&self) -> PdId {
+        self.inner.lock().pd
+    }
+
+    /// The region's access flags.
+    pub(crate) fn access(&self) -> u32 {
+        self.inner.lock().access
+    }
+
+    /// The region's state.
+    pub(crate) fn state(&self) -> MrState {
+        self.inner.lock().state
+    }
+
+    /// The mapped range `(iova, length)`.
+    pub(crate) fn range(&self) -> (u64, u64) {
+        let g = self.inner.lock();
+        (g.iova, g.length)
+    }
+
+    /// `EINVAL` unless `[iova, iova + length)` is in the region
+    /// (`mr_check_range`).
+    pub(crate) fn check_range(&self, iova: u64, length: u64) -> Result {
+        let g = self.inner.lock();
+        check_range(self.kind, &g, iova, length)
+    }
+
+    /// Copies between `buf` and the region at `iova` (`rxe_mr_copy`):
+    /// `EINVAL` out of range, `EFAULT` where no page is mapped.
+    pub(crate) fn copy(&self, iova: u64, buf: &mut [u8], dir: CopyDir) -> Result {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let g = self.inner.lock();
+        match &g.mem {
+            Memory::Kernel(k) => k.copy(iova, buf, dir),
+            Memory::None => Err(EFAULT),
+            Memory::Pages(pages) => {
+                check_range(self.kind, &g, iova, buf.len() as u64)?;
+                let geo = PageGeometry {
+                    page_shift: g.page_shift,
+                    cpu_page_shift: PAGE_SHIFT as u32,
+                    iova: g.iova,
+                };
+                let mut iova = iova;
+                let mut done = 0;
+                while done < buf.len() {
+                    let index = usize::try_from(geo.index(iova)).map_err(|_| EFAULT)?;
+                    let offset = geo.offset(iova) as usize;
+                    let n = pages.copy(index, offset, &mut buf[done..], dir)?;
+                    if n == 0 {
+                        return Err(EFAULT);
+                    }
+                    done += n;
+                    iova += n as u64;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Executes a REG_MR work request of a QP of `qp_pd` for this region
+    /// (`rxe_reg_fast_mr`): the new `key` (same index), `access` and the
+    /// `iova` its user set. `EINVAL` as the C driver.
+    pub(crate) fn reg_fast(&self, qp_pd: PdId, key: u32, access: u32, iova: u64) -> Result {
+        let mut g = self.inner.lock();
+        if g.state != MrState::Free || g.pd != qp_pd {
+            return Err(EINVAL);
+        }
+        if keys::key_index(g.lkey) != keys::key_index(key) {
+            return Err(EINVAL);
+        }
+        g.access = access;
+        g.lkey = key;
+        g.rkey = key;
+        g.iova = iova;
+        g.state = MrState::Valid;
+        Ok(())
+    }
+}
+
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+fn check_range(kind: MrKind, g: &Inner, iova: u64, length: u64) -> Result {
+    if keys::range_ok(kind, g.iova, g.length, iova, length) {
+        Ok(())
+    } else {
+        Err(EINVAL)
+    }
+}
 
 /// The device's memory regions.
 #[pin_data]
-pub(crate) struct Mrs {}
+pub(crate) struct Mrs {
+    #[pin]
+    pool: Pool<Mr>,
+}
 
 impl Mrs {
     pub(crate) fn new() -> impl PinInit<Self, Error> {
-        try_pin_init!(Self {})
+        try_pin_init!(Self {
+            pool <- Pool::new(PoolLimits {
+                min_index: params::MIN_MR_INDEX,
+                max_index: params::MAX_MR_INDEX,
+                max_elem: params::MAX_MR,
+            }),
+        })
+    }
+}
+
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+impl Mrs {
+    /// The valid region of `pd` with `key` allowing `access` (`lookup_mr`).
+    pub(crate) fn lookup(&self, pd: PdId, access: u32, key: u32, kind: Lookup) -> Option<Arc<Mr>> {
+        let mr = self.pool.get(keys::key_index(key))?;
+        let ok = {
+            let g = mr.inner.lock();
+            let k = match kind {
+                Lookup::Local => g.lkey,
+                Lookup::Remote => g.rkey,
+            };
+            k == key
+                && g.pd == pd
+                && keys::access_allows(g.access, access)
+                && g.state == MrState::Valid
+        };
+        ok.then_some(mr)
+    }
+
+    /// The region with `index`, whatever its state.
+    pub(crate) fn get(&self, index: u32) -> Option<Arc<Mr>> {
+        self.pool.get(index)
+    }
+
+    /// Invalidates the fast-registration region of `key`
+    /// (`rxe_invalidate_mr`): `EINVAL` as the C driver.
+    pub(crate) fn invalidate(&self, key: u32) -> Result {
+        let mr = self.pool.get(keys::key_index(key)).ok_or(EINVAL)?;
+        let mut g = mr.inner.lock();
+        let remote = g.access & keys::ACCESS_REMOTE != 0;
+        if key != if remote { g.rkey } else { g.lkey } {
+            return Err(EINVAL);
+        }
+        if mr.num_mw.load(Ordering::Relaxed) > 0 || mr.kind != MrKind::Fast {
+            return Err(EINVAL);
+        }
+        g.state = MrState::Free;
+        Ok(())
+    }
+}
+
+impl Mrs {
+    /// A region in a new pool slot, its keys from the slot.
+    fn create(
+        &self,
+        kind: MrKind,
+        pd: PdId,
+        access: u32,
+        state: MrState,
+        num_buf: usize,
+        mem: impl FnOnce() -> Result<(Memory, u64, u64)>,
+    ) -> Result<Arc<Mr>> {
+        let slot = self.pool.reserve()?;
+        let (mem, iova, length) = mem()?;
+        let key = keys::make_key(slot.index(), random_key_byte());
+        let mr = Mr::new(
+            kind,
+            slot.index(),
+            num_buf,
+            Inner {
+                pd,
+                lkey: key,
+                rkey: key,
+                access,
+                state,
+                iova,
+                length,
+                page_shift: PAGE_SHIFT as u32,
+                mem,
+            },
+        )?;
+        slot.publish(mr.clone());
+        Ok(mr)
+    }
+}
+
+fn mrs(dev: &Device<Rxe>) -> &Mrs {
+    let rxe: &RxeDev = dev.data().get_ref();
+    &rxe.mrs
+}
+
+impl MrDriver for Rxe {
+    type Mr = Mr;
+
+    fn keys(mr: &Mr) -> MrKeys {
+        let (lkey, rkey) = mr.keys();
+        MrKeys { lkey, rkey }
+    }
+
+    fn get_dma_mr(dev: &Device<Self>, pd: PdId, access: u32, mem: KernelMemory) -> Result<Arc<Mr>> {
+        mrs(dev).create(MrKind::Dma, pd, access, MrState::Valid, 0, || {
+            Ok((Memory::Kernel(mem), 0, 0))
+        })
+    }
+
+    fn reg_user_mr(dev: &Device<Self>, pd: PdId, req: &UserMrRequest) -> Result<Arc<Mr>> {
+        if req.has_dmah || !keys::mr_access_supported(req.access) {
+            return Err(EOPNOTSUPP);
+        }
+        mrs(dev).create(MrKind::User, pd, req.access, MrState::Valid, 0, || {
+            if req.access & keys::ACCESS_ON_DEMAND != 0 {
+                return Err(EOPNOTSUPP);
+            }
+            let umem = Umem::pin(dev, req.start, req.length, req.access)?;
+            let persistent = req.access & keys::ACCESS_FLUSH_PERSISTENT != 0;
+            let pages = MrPages::from_umem(umem, persistent)?;
+            // The core sets the region's iova to `hca_va` after this op.
+            Ok((Memory::Pages(pages), req.iova, req.length))
+        })
+    }
+
+    fn rereg_user_mr(_dev: &Device<Self>, mr: &Mr, flags: u32, access: u32, pd: PdId) -> Result {
+        if flags & !keys::REREG_SUPPORTED != 0 {
+            return Err(EOPNOTSUPP);
+        }
+        let mut g = mr.inner.lock();
+        if let Memory::Pages(p) = &g.mem {
+            if let Some(umem) = p.umem() {
+                umem.check_rereg(flags, access)?;
+            }
+        }
+        if flags & keys::REREG_ACCESS != 0 && !keys::mr_access_supported(access) {
+            return Err(EOPNOTSUPP);
+        }
+        if flags & keys::REREG_PD != 0 {
+            g.pd = pd;
+        }
+        if flags & keys::REREG_ACCESS != 0 {
+            g.access = access;
+        }
+        Ok(())
+    }
+
+    fn alloc_mr(dev: &Device<Self>, pd: PdId, mr_type: u32, max_num_sg: u32) -> Result<Arc<Mr>> {
+        if mr_type != bindings::ib_mr_type_IB_MR_TYPE_MEM_REG {
+            return Err(EINVAL);
+        }
+        // Fast-registration regions always allow remote access; the REG_MR
+        // work request sets the access its user wants.
+        let num_buf = max_num_sg as usize;
+        mrs(dev).create(
+            MrKind::Fast,
+            pd,
+            keys::ACCESS_REMOTE,
+            MrState::Free,
+            num_buf,
+            || {
+                let pages = MrPages::with_capacity(num_buf)?;
+                Ok((Memory::Pages(pages), 0, 0))
+            },
+        )
+    }
+
+    fn map_mr_sg_start(mr: &Mr, page_size: u32) -> Result {
+        if page_size == 0 {
+            return Err(EINVAL);
+        }
+        let geo = PageGeometry {
+            page_shift: page_size.ilog2(),
+            cpu_page_shift: PAGE_SHIFT as u32,
+            iova: 0,
+        };
+        if !geo.compatible() {
+            return Err(EINVAL);
+        }
+        if mr.kind != MrKind::Fast {
+            return Err(EINVAL);
+        }
+        let capacity = match &mr.inner.lock().mem {
+            Memory::Pages(p) => p.capacity(),
+            _ => return Err(EINVAL),
+        };
+        // Large pages are split into CPU pages: the list may have to grow
+        // (the C driver reallocates it the same way).
+        let needed = (geo.cpu_pages_per_page() as usize).saturating_mul(mr.num_buf);
+        let bigger = if geo.cpu_pages_per_page() > 1 && needed > capacity {
+            Some(MrPages::with_capacity(needed).map_err(|_| ENOMEM)?)
+        } else {
+            None
+        };
+        let mut g = mr.inner.lock();
+        if let Memory::Pages(p) = &mut g.mem {
+            match bigger {
+                Some(b) => *p = b,
+                None => p.clear(),
+            }
+        }
+        g.page_shift = geo.page_shift;
+        Ok(())
+    }
+
+    fn set_page(mr: &Mr, addr: DmaAddr) -> Result {
+        let mut g = mr.inner.lock();
+        let per_page = if g.page_shift > PAGE_SHIFT as u32 {
+            1u64 << (g.page_shift - PAGE_SHIFT as u32)
+        } else {
+            1
+        };
+        let persistent = g.access & keys::ACCESS_FLUSH_PERSISTENT != 0;
+        match &mut g.mem {
+            Memory::Pages(p) => {
+                for i in 0..per_page {
+                    p.push(&addr, i, persistent)?;
+                }
+                Ok(())
+            }
+            _ => Err(EINVAL),
+        }
+    }
+
+    fn map_mr_sg_done(mr: &Mr, iova: u64, length: u64) {
+        let mut g = mr.inner.lock();
+        g.iova = iova;
+        g.length = length;
+    }
+
+    fn dereg_mr(dev: &Device<Self>, mr: &Mr) -> Result {
+        // IBA 10.6.7.2.6: not while memory windows are bound to it.
+        if mr.num_mw.load(Ordering::Relaxed) > 0 {
+            return Err(EINVAL);
+        }
+        drop(mrs(dev).pool.remove(mr.index));
+        // Taking the memory waits for a copy in progress; later users find
+        // the region invalid.
+        let mem = {
+            let mut g = mr.inner.lock();
+            g.state = MrState::Invalid;
+            core::mem::replace(&mut g.mem, Memory::None)
+        };
+        // Unpins user memory here, in process context.
+        drop(mem);
+        Ok(())
     }
 }

@@ -197,6 +197,15 @@ pub const MAX_INLINE_DATA: u32 = MAX_SGE * 16;
 /// `IB_ACCESS_*` flags a QP may allow (`RXE_ACCESS_SUPPORTED_QP`): remote
 /// read/write/atomic, local write, MW bind, on demand, flush, optional.
 pub const ACCESS_SUPPORTED_QP: u32 = 0x3ff0_035f;
+/// Lowest memory window index: above every region's, so an rkey tells
+/// which of the two it names.
+pub const MIN_MW_INDEX: u32 = MAX_MR_INDEX + 1;
+/// Highest memory window index.
+pub const MAX_MW_INDEX: u32 = DEFAULT_MAX_VALUE;
+/// Lowest address handle number (0 means "no AH" in a user send WQE).
+pub const MIN_AH_INDEX: u32 = 1;
+/// Highest address handle number.
+pub const MAX_AH_INDEX: u32 = MAX_AH;
 
 #[cfg(test)]
 mod tests {

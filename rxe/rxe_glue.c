@@ -6,3 +6,4 @@
 /* The queues shared with user space, only this module needs them. */
 #include "../core/glue_queue.c"
 #include "../core/glue_qp.c"
+#include "../core/glue_mr.c"

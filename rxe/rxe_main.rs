@@ -10,10 +10,13 @@
 pub mod rdma;
 
 mod ah;
+pub mod av;
 mod cq;
 mod device;
+pub mod keys;
 mod link;
 mod mcast;
+pub mod mcast_group;
 mod mr;
 mod mw;
 pub mod params;

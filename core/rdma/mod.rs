@@ -25,3 +25,4 @@ pub mod pool;
 pub mod qp;
 pub mod srq;
 pub mod udata;
+pub mod umem;

@@ -1,17 +1,577 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The RDMA core's ops for memory regions (`struct ib_mr`).
+//! The RDMA core's ops for memory regions (`struct ib_mr`), and the memory
+//! a region maps.
 //!
-//! Being written (issue #3): the trait a driver implements and the
-//! trampolines [`install`] puts in the device's ops.
+//! Unlike the other verbs objects, the driver allocates its `ib_mr`: each
+//! region is an [`ObjectBox<ib_mr>`] allocated here, with the driver's
+//! [`MrDriver::Mr`] attached, and freed by `dereg_mr` once the driver
+//! agreed to the deregistration.
+//!
+//! The memory of a region is one of three kinds. A DMA region reaches all
+//! kernel memory by kernel virtual address ([`KernelMemory`]), as kernel
+//! users (`ib_alloc_pd`'s local DMA lkey) expect. A user region maps pinned
+//! user pages ([`MrPages::from_umem`]). A fast-registration region maps the
+//! pages its kernel user hands to `map_mr_sg` ([`MrPages::push`]): the C
+//! driver trusts those to stay valid while they are registered, and so does
+//! this one.
+//!
+//! Functions that use the glue of `glue_mr.c` or `ib_umem_*` are generic or
+//! `#[inline]`: this directory is also built into `rdma_ucm`, which does
+//! not link them.
 
 use super::{
     bindings,
-    ib_device::IbDriver, //
+    ib_device::{
+        Device,
+        IbDriver, //
+    },
+    object::ObjectBox,
+    umem::Umem,
+};
+use core::ptr::NonNull;
+use kernel::{
+    ffi,
+    page::{
+        BorrowedPage,
+        PAGE_SIZE, //
+    },
+    prelude::*,
+    sync::Arc,
 };
 
+/// The identity of a protection domain, to compare the PD of an object with
+/// that of a QP or work request (the core's `ib_pd` pointer; PDs keep no
+/// driver state).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PdId(usize);
+
+impl PdId {
+    /// The identity of the PD at `pd`.
+    pub fn of(pd: *const bindings::ib_pd) -> Self {
+        Self(pd as usize)
+    }
+}
+
+/// A random byte for the variable part of a new key (`rxe_get_next_key`).
+pub fn random_key_byte() -> u8 {
+    // SAFETY: no preconditions.
+    unsafe { bindings::get_random_u8() }
+}
+
+/// Whether a region's data is copied into or out of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyDir {
+    /// Into the region (`RXE_TO_MR_OBJ`).
+    ToMr,
+    /// Out of the region (`RXE_FROM_MR_OBJ`).
+    FromMr,
+}
+
+/// Copies `buf.len()` bytes between `buf` and `page` at `offset` (within
+/// the page).
+///
+/// # Safety
+///
+/// `page` is a valid page for the call.
+#[inline]
+unsafe fn copy_page(
+    page: NonNull<bindings::page>,
+    offset: usize,
+    buf: &mut [u8],
+    dir: CopyDir,
+) -> Result {
+    // SAFETY: the caller's promise.
+    let page = unsafe { BorrowedPage::from_raw(page) };
+    // SAFETY: `buf` is valid for `buf.len()` bytes; the bounds are checked
+    // by the callee. The page is memory the region's owner shares with
+    // this device: concurrent accesses by user space or another packet are
+    // the owner's business, as with the C driver's memcpy.
+    unsafe {
+        match dir {
+            CopyDir::ToMr => page.write_raw(buf.as_ptr(), offset, buf.len()),
+            CopyDir::FromMr => page.read_raw(buf.as_mut_ptr(), offset, buf.len()),
+        }
+    }
+}
+
+/// The memory of a DMA region: all of kernel memory, by kernel virtual
+/// address. Only the core makes one, for `get_dma_mr`.
+pub struct KernelMemory(());
+
+impl KernelMemory {
+    /// Copies between `buf` and the kernel memory at `addr`
+    /// (`rxe_mr_copy_dma`).
+    #[inline]
+    pub fn copy(&self, addr: u64, buf: &mut [u8], dir: CopyDir) -> Result {
+        let mut addr = addr;
+        let mut done = 0;
+        while done < buf.len() {
+            let offset = (addr as usize) & (PAGE_SIZE - 1);
+            let n = (buf.len() - done).min(PAGE_SIZE - offset);
+            // SAFETY: a DMA region's addresses are kernel virtual addresses
+            // its kernel user granted access to (as the C driver assumes).
+            let page = unsafe { bindings::rrxe_virt_dma_to_page(addr) };
+            let page = NonNull::new(page).ok_or(EFAULT)?;
+            // SAFETY: the page of a live kernel address, see above.
+            unsafe { copy_page(page, offset, &mut buf[done..done + n], dir)? };
+            done += n;
+            addr = addr.wrapping_add(n as u64);
+        }
+        Ok(())
+    }
+}
+
+/// A page address `map_mr_sg` passes to [`MrDriver::set_page`]: a kernel
+/// virtual address (`ib_virt_dma_to_page`), from the core only.
+pub struct DmaAddr(u64);
+
+impl DmaAddr {
+    /// The address.
+    pub fn addr(&self) -> u64 {
+        self.0
+    }
+}
+
+struct PageInfo {
+    page: NonNull<bindings::page>,
+    /// Where the region's page starts in the CPU page.
+    offset: usize,
+}
+
+/// The pages a user or fast-registration region maps, in order (the C
+/// driver's `page_info`).
+///
+/// # Invariants
+///
+/// Every page is valid while `self` lives: pinned by `umem`, or set by
+/// `map_mr_sg` from kernel memory its kernel user keeps for the
+/// registration (see the module docs).
+pub struct MrPages {
+    pages: KVec<PageInfo>,
+    capacity: usize,
+    umem: Option<Umem>,
+}
+
+// SAFETY: the page pointers are plain references to memory valid in any
+// context (type invariant); the umem is `Send`.
+unsafe impl Send for MrPages {}
+// SAFETY: `&MrPages` only reads pages and the list.
+unsafe impl Sync for MrPages {}
+
+impl MrPages {
+    /// An empty list with room for `capacity` pages, for `map_mr_sg`.
+    #[inline]
+    pub fn with_capacity(capacity: usize) -> Result<Self> {
+        Ok(Self {
+            pages: KVec::with_capacity(capacity, GFP_KERNEL)?,
+            capacity,
+            umem: None,
+        })
+    }
+
+    /// The pages of `umem`, which the list keeps pinned. With `persistent`
+    /// every page must be persistent memory (`EINVAL` otherwise).
+    #[inline]
+    pub fn from_umem(umem: Umem, persistent: bool) -> Result<Self> {
+        let mut list = Self::with_capacity(umem.num_pages())?;
+        let pages = &mut list.pages;
+        umem.for_each_page(|page| {
+            // SAFETY: a page pinned by the umem.
+            if persistent && !unsafe { bindings::rrxe_page_is_pmem(page.as_ptr()) } {
+                return Err(EINVAL);
+            }
+            pages.push(PageInfo { page, offset: 0 }, GFP_KERNEL)?;
+            Ok(())
+        })?;
+        // INVARIANT: the pages are pinned by the umem kept with them.
+        list.umem = Some(umem);
+        Ok(list)
+    }
+
+    /// The pinned user memory, for a user region.
+    pub fn umem(&self) -> Option<&Umem> {
+        self.umem.as_ref()
+    }
+
+    /// Pages in the list.
+    pub fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.pages.is_empty()
+    }
+
+    /// Most pages the list holds.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Empties the list (a new `map_mr_sg`).
+    pub fn clear(&mut self) {
+        self.pages.clear();
+    }
+
+    /// Appends the CPU page `cpu_page` of the region page at `addr`
+    /// (`rxe_set_page`): `ENOMEM` when the list is full, `EINVAL` if
+    /// `persistent` and the page is not persistent memory.
+    #[inline]
+    pub fn push(&mut self, addr: &DmaAddr, cpu_page: u64, persistent: bool) -> Result {
+        if self.pages.len() >= self.capacity {
+            return Err(ENOMEM);
+        }
+        let a = addr.0.wrapping_add(cpu_page * PAGE_SIZE as u64);
+        // SAFETY: `map_mr_sg` addresses are kernel virtual addresses of
+        // memory the region's kernel user registers (module docs).
+        let page = NonNull::new(unsafe { bindings::rrxe_virt_dma_to_page(a) }).ok_or(EFAULT)?;
+        // SAFETY: as above.
+        if persistent && !unsafe { bindings::rrxe_page_is_pmem(page.as_ptr()) } {
+            return Err(EINVAL);
+        }
+        // INVARIANT: a page of registered kernel memory.
+        self.pages.push(
+            PageInfo {
+                page,
+                offset: (a as usize) & (PAGE_SIZE - 1),
+            },
+            GFP_ATOMIC,
+        )?;
+        Ok(())
+    }
+
+    /// Copies between the start of `buf` and entry `index` at `offset` from
+    /// the start of the region page in it, up to the end of the CPU page;
+    /// returns the bytes copied. `EFAULT` if there is no such entry.
+    #[inline]
+    pub fn copy(&self, index: usize, offset: usize, buf: &mut [u8], dir: CopyDir) -> Result<usize> {
+        let info = self.pages.get(index).ok_or(EFAULT)?;
+        let offset = info.offset.checked_add(offset).ok_or(EFAULT)?;
+        let n = buf.len().min(PAGE_SIZE.checked_sub(offset).ok_or(EFAULT)?);
+        // SAFETY: the page is valid while `self` lives (type invariant).
+        unsafe { copy_page(info.page, offset, &mut buf[..n], dir) }.map_err(|_| EFAULT)?;
+        Ok(n)
+    }
+}
+
+/// What `reg_user_mr` asks for.
+#[derive(Clone, Copy, Debug)]
+pub struct UserMrRequest {
+    /// User address of the memory.
+    pub start: u64,
+    /// Bytes.
+    pub length: u64,
+    /// The address the region is accessed by (`hca_va`).
+    pub iova: u64,
+    /// `IB_ACCESS_*` flags.
+    pub access: u32,
+    /// Whether a DMA handle was given (not supported by rxe).
+    pub has_dmah: bool,
+}
+
+/// The keys of a region, as the core shows them (`ib_mr.lkey/rkey`).
+#[derive(Clone, Copy, Debug)]
+pub struct MrKeys {
+    /// Local key.
+    pub lkey: u32,
+    /// Remote key.
+    pub rkey: u32,
+}
+
 /// A driver's memory regions.
-pub trait MrDriver: IbDriver {}
+pub trait MrDriver: IbDriver {
+    /// The driver's state of a region.
+    type Mr: Send + Sync + 'static;
+
+    /// The keys of a new region.
+    fn keys(mr: &Self::Mr) -> MrKeys;
+    /// A DMA region of `pd` (`get_dma_mr`).
+    fn get_dma_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        access: u32,
+        mem: KernelMemory,
+    ) -> Result<Arc<Self::Mr>>;
+    /// A user region of `pd` (`reg_user_mr`).
+    fn reg_user_mr(dev: &Device<Self>, pd: PdId, req: &UserMrRequest) -> Result<Arc<Self::Mr>>;
+    /// Changes a user region in place (`rereg_user_mr`): `flags` are
+    /// `IB_MR_REREG_*`, `pd` the new PD when `IB_MR_REREG_PD` is set.
+    fn rereg_user_mr(
+        dev: &Device<Self>,
+        mr: &Self::Mr,
+        flags: u32,
+        access: u32,
+        pd: PdId,
+    ) -> Result;
+    /// A region of `pd` of type `mr_type` (`enum ib_mr_type`) for up to
+    /// `max_num_sg` pages (`alloc_mr`).
+    fn alloc_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        mr_type: u32,
+        max_num_sg: u32,
+    ) -> Result<Arc<Self::Mr>>;
+    /// `map_mr_sg` starts with pages of `page_size` bytes.
+    fn map_mr_sg_start(mr: &Self::Mr, page_size: u32) -> Result;
+    /// The next region page of a `map_mr_sg`.
+    fn set_page(mr: &Self::Mr, addr: DmaAddr) -> Result;
+    /// `map_mr_sg` mapped `length` bytes at `iova`.
+    fn map_mr_sg_done(mr: &Self::Mr, iova: u64, length: u64);
+    /// The region is being deregistered; an error keeps it. On success no
+    /// user of the region's memory may remain when this returns.
+    fn dereg_mr(dev: &Device<Self>, mr: &Self::Mr) -> Result;
+}
+
+/// The driver state of the region at `raw` (for a REG_MR work request), its
+/// `iova` and `length` as its user set them.
+///
+/// # Safety
+///
+/// `raw` is a live region of driver `T` (registered, not deregistered, for
+/// the call).
+pub unsafe fn state_of<T: MrDriver>(raw: *mut bindings::ib_mr) -> (Arc<T::Mr>, u64, u64) {
+    // SAFETY: the caller's promise: a live region has its state attached.
+    let (state, iova, length) = unsafe {
+        (
+            ObjectBox::<bindings::ib_mr>::borrow::<T::Mr>(raw),
+            (*raw).iova,
+            (*raw).length,
+        )
+    };
+    (state.into(), iova, length)
+}
 
 /// Installs the memory region ops of driver `T`.
-pub fn install<T: MrDriver>(_ops: &mut bindings::ib_device_ops) {}
+pub fn install<T: MrDriver>(ops: &mut bindings::ib_device_ops) {
+    ops.get_dma_mr = Some(get_dma_mr_cb::<T>);
+    ops.reg_user_mr = Some(reg_user_mr_cb::<T>);
+    ops.rereg_user_mr = Some(rereg_user_mr_cb::<T>);
+    ops.alloc_mr = Some(alloc_mr_cb::<T>);
+    ops.map_mr_sg = Some(map_mr_sg_cb::<T>);
+    ops.dereg_mr = Some(dereg_mr_cb::<T>);
+}
+
+/// Allocates a zeroed `ObjectBox<ib_mr>`, returns its `ib_mr`.
+fn alloc_box() -> Result<*mut bindings::ib_mr> {
+    let mut b = KBox::<ObjectBox<bindings::ib_mr>>::new_uninit(GFP_KERNEL)?;
+    // SAFETY: all zeroes is a valid `ObjectBox<ib_mr>`: the `ib_mr`
+    // (integers, pointers, a list head and a restrack entry the core
+    // initialises) and a NULL driver pointer (nothing attached).
+    let b = unsafe {
+        b.as_mut_ptr().write_bytes(0, 1);
+        b.assume_init()
+    };
+    Ok(KBox::into_raw(b).cast())
+}
+
+/// Frees a box from [`alloc_box`].
+///
+/// # Safety
+///
+/// `raw` is from [`alloc_box`], nothing is attached, and nothing uses it
+/// any more.
+unsafe fn free_box(raw: *mut bindings::ib_mr) {
+    // SAFETY: the caller's promise; `ib_mr` is at offset 0 of the box.
+    drop(unsafe { KBox::from_raw(raw.cast::<ObjectBox<bindings::ib_mr>>()) });
+}
+
+/// Makes the `ib_mr` of a new region of `pd`, or an error pointer.
+///
+/// # Safety
+///
+/// `pd` is a valid PD of a live device of driver `T`.
+unsafe fn new_mr<T: MrDriver>(
+    pd: *mut bindings::ib_pd,
+    mr_type: Option<u32>,
+    create: impl FnOnce(&Device<T>, PdId) -> Result<Arc<T::Mr>>,
+) -> *mut bindings::ib_mr {
+    // SAFETY: the caller's promise.
+    let ibdev = unsafe { (*pd).device };
+    // SAFETY: as above.
+    let dev = unsafe { Device::<T>::from_raw(ibdev) };
+    let raw = match alloc_box() {
+        Ok(raw) => raw,
+        Err(e) => return e.to_ptr(),
+    };
+    match create(dev, PdId::of(pd)) {
+        Ok(state) => {
+            let keys = T::keys(&state);
+            // SAFETY: `raw` is a fresh box only this op sees.
+            unsafe {
+                let mr = &mut *raw;
+                mr.device = ibdev;
+                mr.pd = pd;
+                mr.lkey = keys.lkey;
+                mr.rkey = keys.rkey;
+                mr.page_size = PAGE_SIZE as ffi::c_uint;
+                if let Some(t) = mr_type {
+                    mr.type_ = t;
+                }
+                ObjectBox::attach(raw, state);
+            }
+            raw
+        }
+        Err(e) => {
+            // SAFETY: nothing was attached or published.
+            unsafe { free_box(raw) };
+            e.to_ptr()
+        }
+    }
+}
+
+/// # Safety
+///
+/// Called by the core with a valid PD of a live device of driver `T`.
+unsafe extern "C" fn get_dma_mr_cb<T: MrDriver>(
+    pd: *mut bindings::ib_pd,
+    access: ffi::c_int,
+) -> *mut bindings::ib_mr {
+    // SAFETY: see the function's safety section.
+    unsafe {
+        new_mr::<T>(pd, Some(bindings::ib_mr_type_IB_MR_TYPE_DMA), |dev, pd| {
+            T::get_dma_mr(dev, pd, access as u32, KernelMemory(()))
+        })
+    }
+}
+
+/// # Safety
+///
+/// Called by the core with a valid PD of a live device of driver `T`.
+unsafe extern "C" fn reg_user_mr_cb<T: MrDriver>(
+    pd: *mut bindings::ib_pd,
+    start: u64,
+    length: u64,
+    iova: u64,
+    access: ffi::c_int,
+    dmah: *mut bindings::ib_dmah,
+    _udata: *mut bindings::ib_udata,
+) -> *mut bindings::ib_mr {
+    let req = UserMrRequest {
+        start,
+        length,
+        iova,
+        access: access as u32,
+        has_dmah: !dmah.is_null(),
+    };
+    // SAFETY: see the function's safety section.
+    unsafe {
+        new_mr::<T>(pd, Some(bindings::ib_mr_type_IB_MR_TYPE_USER), |dev, pd| {
+            T::reg_user_mr(dev, pd, &req)
+        })
+    }
+}
+
+/// # Safety
+///
+/// Called by the core with a valid PD of a live device of driver `T`.
+unsafe extern "C" fn alloc_mr_cb<T: MrDriver>(
+    pd: *mut bindings::ib_pd,
+    mr_type: bindings::ib_mr_type,
+    max_num_sg: u32,
+) -> *mut bindings::ib_mr {
+    // SAFETY: see the function's safety section.
+    unsafe {
+        new_mr::<T>(pd, None, |dev, pd| {
+            T::alloc_mr(dev, pd, mr_type, max_num_sg)
+        })
+    }
+}
+
+/// # Safety
+///
+/// Called by the core with a live region of driver `T` and a valid PD.
+unsafe extern "C" fn rereg_user_mr_cb<T: MrDriver>(
+    ibmr: *mut bindings::ib_mr,
+    flags: ffi::c_int,
+    _start: u64,
+    _length: u64,
+    _iova: u64,
+    access: ffi::c_int,
+    pd: *mut bindings::ib_pd,
+    _udata: *mut bindings::ib_udata,
+) -> *mut bindings::ib_mr {
+    // SAFETY: see the function's safety section; the region stays attached
+    // for the op.
+    let (dev, mr) = unsafe {
+        (
+            Device::<T>::from_raw((*ibmr).device),
+            ObjectBox::<bindings::ib_mr>::borrow::<T::Mr>(ibmr),
+        )
+    };
+    match T::rereg_user_mr(dev, &mr, flags as u32, access as u32, PdId::of(pd)) {
+        // NULL: changed in place, the core keeps the same `ib_mr`.
+        Ok(()) => core::ptr::null_mut(),
+        Err(e) => e.to_ptr(),
+    }
+}
+
+/// # Safety
+///
+/// Called by `ib_sg_to_pages` from `map_mr_sg_cb::<T>` with its region.
+unsafe extern "C" fn set_page_cb<T: MrDriver>(ibmr: *mut bindings::ib_mr, addr: u64) -> ffi::c_int {
+    // SAFETY: see the function's safety section.
+    let mr = unsafe { ObjectBox::<bindings::ib_mr>::borrow::<T::Mr>(ibmr) };
+    match T::set_page(&mr, DmaAddr(addr)) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// # Safety
+///
+/// Called by the core with a live region of driver `T` and a valid
+/// scatterlist of `sg_nents` entries.
+unsafe extern "C" fn map_mr_sg_cb<T: MrDriver>(
+    ibmr: *mut bindings::ib_mr,
+    sg: *mut bindings::scatterlist,
+    sg_nents: ffi::c_int,
+    sg_offset: *mut ffi::c_uint,
+) -> ffi::c_int {
+    // SAFETY: see the function's safety section; `ib_map_mr_sg` set the
+    // page size before calling.
+    let (mr, page_size) = unsafe {
+        (
+            ObjectBox::<bindings::ib_mr>::borrow::<T::Mr>(ibmr),
+            (*ibmr).page_size,
+        )
+    };
+    if let Err(e) = T::map_mr_sg_start(&mr, page_size) {
+        return e.to_errno();
+    }
+    // SAFETY: the arguments are the core's; `set_page_cb::<T>` gets this
+    // region back.
+    let n =
+        unsafe { bindings::ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, Some(set_page_cb::<T>)) };
+    // SAFETY: `ib_sg_to_pages` set the mapped range in the region.
+    let (iova, length) = unsafe { ((*ibmr).iova, (*ibmr).length) };
+    T::map_mr_sg_done(&mr, iova, length);
+    n
+}
+
+/// # Safety
+///
+/// Called by the core with a live region of driver `T`, allocated by
+/// `new_mr`.
+unsafe extern "C" fn dereg_mr_cb<T: MrDriver>(
+    ibmr: *mut bindings::ib_mr,
+    _udata: *mut bindings::ib_udata,
+) -> ffi::c_int {
+    // SAFETY: see the function's safety section.
+    let (dev, mr) = unsafe {
+        (
+            Device::<T>::from_raw((*ibmr).device),
+            ObjectBox::<bindings::ib_mr>::borrow::<T::Mr>(ibmr),
+        )
+    };
+    if let Err(e) = T::dereg_mr(dev, &mr) {
+        return e.to_errno();
+    }
+    // SAFETY: the region is being destroyed and the driver let it go; the
+    // core does not touch the `ib_mr` once this returns 0.
+    unsafe {
+        drop(ObjectBox::<bindings::ib_mr>::detach::<T::Mr>(ibmr));
+        free_box(ibmr);
+    }
+    0
+}
