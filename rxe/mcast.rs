@@ -20,6 +20,7 @@ use crate::{
         Group, //
     },
     params,
+    qp::Qp,
     rdma::{
         ib_device::Device,
         mcast::McastDriver, //
@@ -64,13 +65,6 @@ impl Mcasts {
         })
     }
 
-    /// Whether QP `qpn` is attached to a group (a QP may not be destroyed
-    /// then: `EBUSY`, IBA o10-2.2.3).
-    #[expect(dead_code, reason = "for QP destroy (rxe/qp.rs)")]
-    pub(crate) fn qp_attached(&self, qpn: u32) -> bool {
-        self.table.lock().groups.values().any(|g| g.contains(qpn))
-    }
-
     /// The QPs attached to group `mgid`, for the receive path.
     #[expect(dead_code, reason = "for the receive path (issue #4)")]
     pub(crate) fn members(&self, mgid: &[u8; 16]) -> Option<Group> {
@@ -83,16 +77,23 @@ fn mcasts(dev: &Device<Rxe>) -> &Mcasts {
     &rxe.mcasts
 }
 
-fn attach(group: &mut Group, qpn: u32, attached: &mut u32) -> Result {
-    group.attach(qpn, attached).map_err(|e| match e {
-        AttachRefused::DeviceFull | AttachRefused::GroupFull => ENOMEM,
-    })
+/// Attaches `qp` to `group`, counting a new attachment in the QP (which
+/// may not be destroyed while attached: IBA o10-2.2.3).
+fn attach(group: &mut Group, qp: &Qp, qpn: u32, attached: &mut u32) -> Result {
+    match group.attach(qpn, attached) {
+        Ok(true) => {
+            qp.mcast_attached(true);
+            Ok(())
+        }
+        Ok(false) => Ok(()),
+        Err(AttachRefused::DeviceFull | AttachRefused::GroupFull) => Err(ENOMEM),
+    }
 }
 
 /// Creates group `mgid` with QP `qpn`, or attaches the QP to the group
 /// another attach created meanwhile. Holds a slot in `ngroups`, which it
 /// gives back unless it adds the group.
-fn create(dev: &Device<Rxe>, m: &Mcasts, qpn: u32, mgid: &[u8; 16]) -> Result {
+fn create(dev: &Device<Rxe>, m: &Mcasts, qp: &Qp, qpn: u32, mgid: &[u8; 16]) -> Result {
     let mac = av::mgid_to_mac(mgid);
     let prepared = (|| {
         let reservation = RBTreeNodeReservation::new(GFP_KERNEL)?;
@@ -113,10 +114,10 @@ fn create(dev: &Device<Rxe>, m: &Mcasts, qpn: u32, mgid: &[u8; 16]) -> Result {
         let t = &mut *guard;
         if let Some(g) = t.groups.get_mut(mgid) {
             t.ngroups -= 1;
-            attach(g, qpn, &mut t.attached).map(|()| false)
+            attach(g, qp, qpn, &mut t.attached).map(|()| false)
         } else {
             let mut group = Group::new();
-            match attach(&mut group, qpn, &mut t.attached) {
+            match attach(&mut group, qp, qpn, &mut t.attached) {
                 Ok(()) => {
                     t.groups.insert(reservation.into_node(*mgid, group));
                     Ok(true)
@@ -138,18 +139,19 @@ fn create(dev: &Device<Rxe>, m: &Mcasts, qpn: u32, mgid: &[u8; 16]) -> Result {
 impl McastDriver for Rxe {
     fn attach_mcast(dev: &Device<Self>, qpn: u32, mgid: &[u8; 16]) -> Result {
         let m = mcasts(dev);
+        let qp = dev.data().get_ref().qps.get(qpn).ok_or(EINVAL)?;
         {
             let mut guard = m.table.lock();
             let t = &mut *guard;
             if let Some(g) = t.groups.get_mut(mgid) {
-                return attach(g, qpn, &mut t.attached);
+                return attach(g, &qp, qpn, &mut t.attached);
             }
             if t.ngroups >= params::MAX_MCAST_GRP {
                 return Err(ENOMEM);
             }
             t.ngroups += 1;
         }
-        create(dev, m, qpn, mgid)
+        create(dev, m, &qp, qpn, mgid)
     }
 
     fn detach_mcast(dev: &Device<Self>, qpn: u32, mgid: &[u8; 16]) -> Result {
@@ -160,6 +162,9 @@ impl McastDriver for Rxe {
             let g = t.groups.get_mut(mgid).ok_or(EINVAL)?;
             if !g.detach(qpn, &mut t.attached) {
                 return Err(EINVAL);
+            }
+            if let Some(qp) = dev.data().get_ref().qps.get(qpn) {
+                qp.mcast_attached(false);
             }
             if g.is_empty() {
                 t.ngroups -= 1;

@@ -54,11 +54,12 @@ impl Group {
         self.qpns().contains(&qpn)
     }
 
-    /// Attaches `qpn`, counting it in the device's `total` attachments.
-    /// Attaching a member again does nothing, as in the C driver.
-    pub fn attach(&mut self, qpn: u32, total: &mut u32) -> Result<(), AttachRefused> {
+    /// Attaches `qpn`, counting it in the device's `total` attachments;
+    /// `true` if it was not a member. Attaching a member again does nothing,
+    /// as in the C driver.
+    pub fn attach(&mut self, qpn: u32, total: &mut u32) -> Result<bool, AttachRefused> {
         if self.contains(qpn) {
-            return Ok(());
+            return Ok(false);
         }
         if *total >= params::MAX_TOT_MCAST_QP_ATTACH {
             return Err(AttachRefused::DeviceFull);
@@ -69,7 +70,7 @@ impl Group {
         self.qpns[self.len] = qpn;
         self.len += 1;
         *total += 1;
-        Ok(())
+        Ok(true)
     }
 
     /// Detaches `qpn`; `false` if it was not attached.
@@ -93,9 +94,9 @@ mod tests {
         let mut g = Group::new();
         let mut total = 0;
         assert!(g.is_empty());
-        assert_eq!(g.attach(17, &mut total), Ok(()));
-        assert_eq!(g.attach(18, &mut total), Ok(()));
-        assert_eq!(g.attach(17, &mut total), Ok(()));
+        assert_eq!(g.attach(17, &mut total), Ok(true));
+        assert_eq!(g.attach(18, &mut total), Ok(true));
+        assert_eq!(g.attach(17, &mut total), Ok(false));
         assert_eq!(total, 2);
         assert_eq!(g.qpns(), &[17, 18]);
         assert!(g.detach(17, &mut total));
@@ -109,7 +110,7 @@ mod tests {
         let mut g = Group::new();
         let mut total = 0;
         for q in 0..params::MAX_MCAST_QP_ATTACH {
-            assert_eq!(g.attach(100 + q, &mut total), Ok(()));
+            assert_eq!(g.attach(100 + q, &mut total), Ok(true));
         }
         assert_eq!(g.attach(99, &mut total), Err(AttachRefused::GroupFull));
         let mut g = Group::new();

@@ -145,7 +145,6 @@ impl Qps {
     }
 
     /// The QP with number `qpn`, for the receive path.
-    #[expect(dead_code, reason = "for the receive path (issue #4)")]
     pub(crate) fn get(&self, qpn: u32) -> Option<Arc<Qp>> {
         let index = match qpn {
             1 => self.gsi_index.load(Ordering::Acquire),
@@ -250,7 +249,6 @@ impl Qp {
     }
 
     /// Counts a multicast attachment (the mcast verbs).
-    #[expect(dead_code, reason = "for the mcast verbs")]
     pub(crate) fn mcast_attached(&self, attached: bool) {
         if attached {
             self.mcg_num.fetch_add(1, Ordering::Relaxed);
