@@ -5,6 +5,8 @@
 //! with `#[path]`, as does the host test crate, so both see the same tree.
 
 pub(crate) mod field;
+pub(crate) mod format;
+pub(crate) mod issue;
 pub(crate) mod msgs;
 pub(crate) mod state;
 pub(crate) mod timing;

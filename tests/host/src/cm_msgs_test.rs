@@ -907,3 +907,68 @@ fn every_field_reads_within_bounds_on_random_mads() {
         }
     }
 }
+
+// ---- answers the CM builds from a received message -----------------------------
+
+#[test]
+fn issued_rej_drep_and_sidr_rep_answer_the_received_message() {
+    use crate::cm::issue;
+    let mut req = zero();
+    let mut r = Req(&mut req);
+    r.format(0x0000_0001_0000_00AA, 0x1234);
+    r.set_local_comm_id(0x1111_2222);
+    r.set_service_id(0x0106_4E20);
+    let mut out = [0x5Au8; MAD_SIZE];
+    issue::rej(&req, &mut out, 8, MsgResponse::Req);
+    let Ok(Msg::Rej(j)) = decode(&out) else {
+        panic!()
+    };
+    assert_eq!(j.hdr().tid(), 0x0000_0001_0000_00AA);
+    assert_eq!(
+        j.hdr().attr_mod(),
+        0,
+        "cm_format_mad_hdr() leaves attr_mod 0"
+    );
+    assert_eq!(
+        (j.hdr().method(), j.hdr().class_version()),
+        (METHOD_SEND, 2)
+    );
+    assert_eq!((j.remote_comm_id(), j.local_comm_id()), (0x1111_2222, 0));
+    assert_eq!(
+        (j.reason(), j.message_rejected(), j.rejected_info_length()),
+        (8, 0, 0)
+    );
+    assert!(j.ari_area().iter().all(|b| *b == 0));
+    assert!(j.private_data().iter().all(|b| *b == 0));
+
+    let mut dreq = zero();
+    let mut d = Dreq(&mut dreq);
+    d.format(77, 0);
+    d.set_local_comm_id(5);
+    d.set_remote_comm_id(6);
+    issue::drep(&dreq, &mut out);
+    let Ok(Msg::Drep(p)) = decode(&out) else {
+        panic!()
+    };
+    assert_eq!(
+        (p.hdr().tid(), p.local_comm_id(), p.remote_comm_id()),
+        (77, 6, 5)
+    );
+
+    let mut sreq = zero();
+    let mut s = SidrReq(&mut sreq);
+    s.format(99, 0);
+    s.set_requestid(0xABCD);
+    s.set_serviceid(0x0111_0000_0000_1F90);
+    s.set_partition_key(0xFFFF);
+    issue::sidr_rep_status(&SidrReq(&sreq), &mut out, 1);
+    let Ok(Msg::SidrRep(p)) = decode(&out) else {
+        panic!()
+    };
+    assert_eq!((p.hdr().tid(), p.requestid(), p.status()), (99, 0xABCD, 1));
+    assert_eq!(
+        (p.serviceid(), p.qpn(), p.q_key()),
+        (0x0111_0000_0000_1F90, 0, 0)
+    );
+    assert!(p.info().is_empty());
+}

@@ -27,6 +27,12 @@ mod cm_msgs_test;
 #[cfg(test)]
 mod cm_state_test;
 
+#[cfg(test)]
+mod cm_format_test;
+
+#[cfg(test)]
+mod cm_sim_test;
+
 #[path = "../../../rxe/wire/mod.rs"]
 #[allow(dead_code)]
 pub mod rxe_wire;
@@ -46,18 +52,3 @@ use rxe_qp_attr as qp_attr;
 #[path = "../../../rxe/wqe.rs"]
 #[allow(dead_code)]
 pub mod rxe_wqe;
-
-#[path = "../../../rxe/keys.rs"]
-#[allow(dead_code)]
-pub mod rxe_keys;
-
-#[path = "../../../rxe/av.rs"]
-#[allow(dead_code)]
-pub mod rxe_av;
-
-#[path = "../../../rxe/mcast_group.rs"]
-#[allow(dead_code)]
-pub mod rxe_mcast_group;
-
-// The rxe files name the parameters `crate::params`, as in the module.
-pub use rxe_params as params;
