@@ -25,3 +25,4 @@
 #include "glue_queue.h"
 #include "glue_qp.h"
 #include "glue_mr.h"
+#include "cm/glue_cm.h"
