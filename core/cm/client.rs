@@ -35,7 +35,7 @@ impl ClientDevice {
     /// # Safety
     ///
     /// `ptr` is a registered device, alive for `'a`.
-    unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a ClientDevice {
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a ClientDevice {
         // SAFETY: `ClientDevice` is a transparent wrapper of the C struct,
         // valid for `'a` by the caller's guarantee.
         unsafe { &*ptr.cast::<ClientDevice>() }
@@ -62,6 +62,20 @@ impl ClientDevice {
     pub(crate) fn cap_ib_cm(&self, port: u32) -> bool {
         // SAFETY: the device is registered; the core checks the port range.
         unsafe { bindings::rrxe_cm_cap_ib_cm(self.as_raw(), port) }
+    }
+
+    /// Adds the CM's counter directories to `port`.
+    pub(crate) fn add_counters(&self, port: u32) -> Result {
+        // SAFETY: the device is registered; the glue's attribute tables are
+        // static.
+        kernel::error::to_result(unsafe { bindings::rrxe_cm_add_counters(self.as_raw(), port) })
+    }
+
+    /// Removes the CM's counter directories from `port`; returns once no
+    /// reader is left in them.
+    pub(crate) fn remove_counters(&self, port: u32) {
+        // SAFETY: the device is registered and the directories were added.
+        unsafe { bindings::rrxe_cm_remove_counters(self.as_raw(), port) };
     }
 
     /// Sets (`set`) or clears the `IB_PORT_CM_SUP` capability of `port`
@@ -95,6 +109,31 @@ pub(crate) trait ClientDriver: 'static {
     /// The device goes away (or the client unregisters): the last use of
     /// `data`.
     fn remove(dev: &ClientDevice, data: Self::Data);
+}
+
+/// The data the registered client `T` attached to `dev`, if any: none
+/// before `add` returned, or after `remove` began.
+///
+/// # Safety
+///
+/// `T` is the client registered; the caller must not use the data past the
+/// moment `remove` frees it: it
+/// runs in a callback that `remove` waits for (a sysfs read of a file that
+/// `remove` takes away first).
+pub(crate) unsafe fn client_data<'a, T: ClientDriver>(
+    dev: &'a ClientDevice,
+) -> Option<<T::Data as ForeignOwnable>::Borrowed<'a>> {
+    if !CLIENT_TAKEN.load(Ordering::Acquire) {
+        return None;
+    }
+    // SAFETY: the device is registered and `CLIENT` is registered (taken).
+    let data = unsafe { bindings::rrxe_cm_get_client_data(dev.as_raw(), CLIENT.0.get()) };
+    if data.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null client data is what `add_callback` attached with
+    // `into_foreign`, alive until `remove` as the caller guarantees.
+    Some(unsafe { T::Data::borrow(data) })
 }
 
 /// The module's `struct ib_client`, like the C clients' static ones.

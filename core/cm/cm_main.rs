@@ -23,6 +23,7 @@ mod proto;
 mod client;
 mod device;
 mod mad_agent;
+mod sysfs;
 
 use client::ClientRegistration;
 use device::CmClient;

@@ -5,8 +5,9 @@
 //! For every port that speaks the CM protocol the CM registers two MAD
 //! agents of the CM class, one that receives and one that only sends REPs,
 //! and announces `IB_PORT_CM_SUP`. A device with no such port is left alone.
-//! Each port counts the CM messages it sees, by attribute, as the C module's
-//! `cm_rx_msgs` counters do.
+//! Each port counts the CM messages it sends and receives, by attribute, in
+//! the sysfs directories of the C module (`cm_tx_msgs`, `cm_tx_retries`,
+//! `cm_rx_msgs`, `cm_rx_duplicates` under the port).
 
 use super::proto::msgs::{
     decode,
@@ -24,7 +25,7 @@ use crate::{
     },
 };
 use core::sync::atomic::{
-    AtomicU64,
+    AtomicI64,
     Ordering, //
 };
 use kernel::{
@@ -37,12 +38,44 @@ const ATTR_COUNT: usize = 11;
 /// The attribute ID of the first counter (`CM_ATTR_ID_OFFSET`).
 const ATTR_ID_OFFSET: u16 = 0x10;
 
+/// The counter directories, in the order of the glue's table.
+#[derive(Clone, Copy)]
+#[repr(usize)]
+#[allow(
+    dead_code,
+    reason = "sends and duplicates are counted once the CM answers"
+)]
+pub(crate) enum CounterGroup {
+    /// `cm_tx_msgs`: messages sent, retries included.
+    Xmit = 0,
+    /// `cm_tx_retries`.
+    XmitRetries = 1,
+    /// `cm_rx_msgs`.
+    Recv = 2,
+    /// `cm_rx_duplicates`.
+    RecvDuplicates = 3,
+}
+
+const GROUP_COUNT: usize = 4;
+
 /// One CM port: its counters, shared with its MAD agents' handlers.
 pub(crate) struct CmPort {
     /// The port number.
     num: u32,
-    /// `cm_rx_msgs`, by attribute.
-    rx: [AtomicU64; ATTR_COUNT],
+    /// The counters (`atomic_long_t` in C), by group and attribute.
+    counters: [[AtomicI64; ATTR_COUNT]; GROUP_COUNT],
+}
+
+impl CmPort {
+    /// Counts one more message of attribute `attr_id` in `group`.
+    fn count(&self, group: CounterGroup, attr_id: u16) {
+        if let Some(c) = attr_id
+            .checked_sub(ATTR_ID_OFFSET)
+            .and_then(|i| self.counters[group as usize].get(usize::from(i)))
+        {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 impl MadHandler for CmPort {
@@ -50,15 +83,8 @@ impl MadHandler for CmPort {
         // The protocol is not handled yet: count what arrives and drop it
         // (the MAD is freed as `mad` goes), as the C module drops what it
         // does not know.
-        if decode(mad.mad()).is_err() {
-            return;
-        }
-        let attr = MadHdr(mad.mad()).attr_id();
-        if let Some(c) = attr
-            .checked_sub(ATTR_ID_OFFSET)
-            .and_then(|i| self.rx.get(usize::from(i)))
-        {
-            c.fetch_add(1, Ordering::Relaxed);
+        if decode(mad.mad()).is_ok() {
+            self.count(CounterGroup::Recv, MadHdr(mad.mad()).attr_id());
         }
     }
 }
@@ -82,6 +108,16 @@ pub(crate) struct CmDevice {
     ports: KVec<PortReg>,
 }
 
+impl CmDevice {
+    /// Counter `index` (the attribute's, from REQ) of `group` on `port`, as
+    /// the sysfs files show it; `None` for a port or counter there is not.
+    pub(crate) fn counter(&self, port: u32, group: usize, index: usize) -> Option<i64> {
+        let p = self.ports.iter().find(|p| p.num() == port)?;
+        let c = p.mad_agent.ctx().counters.get(group)?.get(index)?;
+        Some(c.load(Ordering::Relaxed))
+    }
+}
+
 /// The IB client of the CM.
 pub(crate) struct CmClient;
 
@@ -90,13 +126,18 @@ impl CmClient {
         let port = Arc::new(
             CmPort {
                 num,
-                rx: [const { AtomicU64::new(0) }; ATTR_COUNT],
+                counters: [const { [const { AtomicI64::new(0) }; ATTR_COUNT] }; GROUP_COUNT],
             },
             GFP_KERNEL,
         )?;
-        let mad_agent = MadAgent::register(dev, num, true, port.clone())?;
-        let rep_agent = MadAgent::register(dev, num, false, port)?;
-        dev.set_port_cm_sup(num, true)?;
+        // Until `add` returns the files read as 0, which every counter is.
+        dev.add_counters(num)?;
+        let agents = MadAgent::register(dev, num, true, port.clone()).and_then(|mad_agent| {
+            let rep_agent = MadAgent::register(dev, num, false, port)?;
+            dev.set_port_cm_sup(num, true)?;
+            Ok((mad_agent, rep_agent))
+        });
+        let (mad_agent, rep_agent) = agents.inspect_err(|_| dev.remove_counters(num))?;
         Ok(PortReg {
             mad_agent,
             _rep_agent: rep_agent,
@@ -104,6 +145,11 @@ impl CmClient {
     }
 
     fn remove_ports(dev: &ClientDevice, ports: &mut KVec<PortReg>) {
+        // First the files, whose readers look the ports up: once they are
+        // gone no one else reads `ports`.
+        for p in ports.iter() {
+            dev.remove_counters(p.num());
+        }
         while let Some(p) = ports.pop() {
             // As the C module: a failure to clear the capability changes
             // nothing about taking the port down.
@@ -131,6 +177,7 @@ impl ClientDriver for CmClient {
                 }
             };
             if ports.push(port, GFP_KERNEL).is_err() {
+                dev.remove_counters(num);
                 let _ = dev.set_port_cm_sup(num, false);
                 Self::remove_ports(dev, &mut ports);
                 return Err(ENOMEM);
