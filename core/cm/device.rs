@@ -9,9 +9,21 @@
 //! the sysfs directories of the C module (`cm_tx_msgs`, `cm_tx_retries`,
 //! `cm_rx_msgs`, `cm_rx_duplicates` under the port).
 
-use super::proto::msgs::{
-    decode,
-    MadHdr, //
+use super::proto::{
+    issue,
+    msgs::{
+        decode,
+        MadHdr,
+        Msg, //
+    },
+    state::{
+        self,
+        Gate,
+        Issue,
+        ReqMatch,
+        Send,
+        SidrMatch, //
+    },
 };
 use crate::{
     client::{
@@ -21,7 +33,8 @@ use crate::{
     mad_agent::{
         MadAgent,
         MadHandler,
-        RecvMad, //
+        RecvMad,
+        Responder, //
     },
 };
 use core::sync::atomic::{
@@ -67,24 +80,64 @@ pub(crate) struct CmPort {
 }
 
 impl CmPort {
-    /// Counts one more message of attribute `attr_id` in `group`.
-    fn count(&self, group: CounterGroup, attr_id: u16) {
+    /// Counts `n` more messages of attribute `attr_id` in `group`.
+    fn count_n(&self, group: CounterGroup, attr_id: u16, n: u32) {
         if let Some(c) = attr_id
             .checked_sub(ATTR_ID_OFFSET)
             .and_then(|i| self.counters[group as usize].get(usize::from(i)))
         {
-            c.fetch_add(1, Ordering::Relaxed);
+            c.fetch_add(n.into(), Ordering::Relaxed);
         }
+    }
+
+    /// Counts one more message of attribute `attr_id` in `group`.
+    fn count(&self, group: CounterGroup, attr_id: u16) {
+        self.count_n(group, attr_id, 1);
     }
 }
 
 impl MadHandler for CmPort {
-    fn recv(&self, mad: RecvMad) {
-        // The protocol is not handled yet: count what arrives and drop it
-        // (the MAD is freed as `mad` goes), as the C module drops what it
-        // does not know.
-        if decode(mad.mad()).is_ok() {
-            self.count(CounterGroup::Recv, MadHdr(mad.mad()).attr_id());
+    fn recv(&self, agent: &Responder<'_>, mad: RecvMad) {
+        let Ok(msg) = decode(mad.mad()) else {
+            // Not a CM message the CM knows: dropped, not counted.
+            return;
+        };
+        let attr_id = MadHdr(mad.mad()).attr_id();
+        self.count(CounterGroup::Recv, attr_id);
+        // No consumer can create an ID yet (the API is not exported), so
+        // the CM answers as the C one does when it has no ID for a message:
+        // a REQ finds no listener, a DREQ no connection, a SIDR_REQ no
+        // listener; anything else is for an ID and is dropped. A failed
+        // answer is dropped too: the peer retries.
+        let _ = match msg {
+            Msg::Req(_) => match state::new_req(ReqMatch::NoListener).0 {
+                Issue::Rej(reason, rejected) => agent.respond(&mad, false, |out| {
+                    issue::rej(mad.mad(), out, reason, rejected)
+                }),
+                Issue::Nothing | Issue::Drep => Ok(()),
+            },
+            Msg::Dreq(_) => {
+                self.count(CounterGroup::RecvDuplicates, attr_id);
+                agent.respond(&mad, true, |out| issue::drep(mad.mad(), out))
+            }
+            Msg::SidrReq(req) => match state::new_sidr_req(SidrMatch::NoListener) {
+                Some(step) => match step.gate {
+                    Some(Gate::Post(Send::SidrRepStatus(status))) => {
+                        agent.respond(&mad, false, |out| issue::sidr_rep_status(&req, out, status))
+                    }
+                    _ => Ok(()),
+                },
+                None => Ok(()),
+            },
+            _ => Ok(()),
+        };
+    }
+
+    fn sent(&self, attr_id: u16, retries: u32) {
+        // As `cm_send_handler()`: every try is a message sent.
+        self.count_n(CounterGroup::Xmit, attr_id, retries.saturating_add(1));
+        if retries != 0 {
+            self.count_n(CounterGroup::XmitRetries, attr_id, retries);
         }
     }
 }

@@ -13,9 +13,12 @@
 use super::proto::{
     field::{
         Mad,
+        MAD_HDR_SIZE,
         MAD_SIZE, //
     },
     msgs::{
+        MadHdr,
+        BASE_VERSION,
         CM_CLASS_VERSION,
         METHOD_SEND,
         MGMT_CLASS_CM, //
@@ -25,12 +28,25 @@ use crate::{
     client::ClientDevice,
     rdma::bindings, //
 };
-use core::ptr::NonNull;
+use core::{
+    marker::PhantomData,
+    ptr::NonNull, //
+};
 use kernel::{
-    error::from_err_ptr,
+    error::{
+        from_err_ptr,
+        to_result, //
+    },
+    ffi,
     prelude::*,
     sync::Arc, //
 };
+
+/// `send_buf->context[0]` of an answer to a retried message
+/// (`CM_DIRECT_RETRY_CTX`): its completion counts as a retry.
+fn direct_retry_mark() -> *mut ffi::c_void {
+    core::ptr::without_provenance_mut(1)
+}
 
 /// A received MAD, owned until dropped (`ib_free_recv_mad()`).
 ///
@@ -70,8 +86,102 @@ impl Drop for RecvMad {
 
 /// What an agent does with its MADs.
 pub(crate) trait MadHandler: Send + Sync + 'static {
-    /// A CM MAD arrived on the agent's port.
-    fn recv(&self, mad: RecvMad);
+    /// A CM MAD arrived on the agent's port; `agent` can answer it.
+    fn recv(&self, agent: &Responder<'_>, mad: RecvMad);
+
+    /// A MAD of attribute `attr_id` the agent sent is done, after
+    /// `retries` retries.
+    fn sent(&self, attr_id: u16, retries: u32);
+}
+
+/// The agent a MAD arrived on, for the duration of its receive handler.
+///
+/// # Invariants
+///
+/// `agent` is registered for `'a` (unregistering waits for the handler).
+pub(crate) struct Responder<'a> {
+    agent: NonNull<bindings::ib_mad_agent>,
+    _handler: PhantomData<&'a ()>,
+}
+
+impl Responder<'_> {
+    /// Sends to the sender of `rcv` the MAD `fill` writes
+    /// (`cm_alloc_response_msg()` and `ib_post_send_mad()`): an address
+    /// handle from the receive completion, the GSI QP, the P_Key index the
+    /// MAD came with. `direct_retry` marks the answer to a retried message.
+    pub(crate) fn respond(
+        &self,
+        rcv: &RecvMad,
+        direct_retry: bool,
+        fill: impl FnOnce(&mut Mad),
+    ) -> Result {
+        let agent = self.agent.as_ptr();
+        // SAFETY: `rcv` owns a valid completion (its type invariant).
+        let (wc, grh) = unsafe {
+            let rwc = rcv.wc.as_ptr();
+            ((*rwc).wc, (*rwc).recv_buf.grh)
+        };
+        // SAFETY: the agent is registered (type invariant) and the
+        // completion's work completion is valid while `rcv` lives.
+        let buf = from_err_ptr(unsafe {
+            bindings::ib_create_send_mad(
+                agent,
+                1,
+                (*wc).pkey_index,
+                0,
+                MAD_HDR_SIZE as ffi::c_int,
+                (MAD_SIZE - MAD_HDR_SIZE) as ffi::c_int,
+                bindings::GFP_ATOMIC,
+                BASE_VERSION,
+            )
+        })?;
+        // SAFETY: as above; the agent's QP and PD live as long as the agent.
+        let ah = from_err_ptr(unsafe {
+            bindings::ib_create_ah_from_wc((*(*agent).qp).pd, wc, grh, u32::from((*agent).port_num))
+        });
+        let ah = match ah {
+            Ok(ah) => ah,
+            Err(e) => {
+                // SAFETY: `buf` was created above and never posted.
+                unsafe { bindings::ib_free_send_mad(buf) };
+                return Err(e);
+            }
+        };
+        // SAFETY: `buf` is ours until posted; its MAD buffer holds a header
+        // and `MAD_SIZE - MAD_HDR_SIZE` bytes of data, zeroed.
+        let mad = unsafe {
+            (*buf).ah = ah;
+            if direct_retry {
+                (*buf).context[0] = direct_retry_mark();
+            }
+            &mut *(*buf).mad.cast::<Mad>()
+        };
+        fill(mad);
+        // SAFETY: `buf` is complete; the MAD layer owns it until its
+        // completion reaches `send_callback`.
+        let posted = to_result(unsafe { bindings::ib_post_send_mad(buf, core::ptr::null_mut()) });
+        if posted.is_err() {
+            // SAFETY: not posted: still ours.
+            unsafe { free_send(buf) };
+        }
+        posted
+    }
+}
+
+/// Frees a send buffer and its address handle (`cm_free_msg()`).
+///
+/// # Safety
+///
+/// `buf` is a send buffer of ours, not posted or completed.
+unsafe fn free_send(buf: *mut bindings::ib_mad_send_buf) {
+    // SAFETY: the buffer and its handle are ours (the caller's guarantee).
+    unsafe {
+        let ah = (*buf).ah;
+        if !ah.is_null() {
+            bindings::rdma_destroy_ah_user(ah, 0, core::ptr::null_mut());
+        }
+        bindings::ib_free_send_mad(buf);
+    }
 }
 
 /// A registered agent; dropping it unregisters it, after which none of its
@@ -156,7 +266,15 @@ impl<H: MadHandler> MadAgent<H> {
         // SAFETY: the agent's context is the `Arc<H>` the agent holds until
         // it is unregistered, which waits for this handler.
         let ctx = unsafe { &*(*agent).context.cast::<H>() };
-        ctx.recv(mad);
+        let Some(agent) = NonNull::new(agent) else {
+            return;
+        };
+        // INVARIANT: the agent is registered while its handler runs.
+        let responder = Responder {
+            agent,
+            _handler: PhantomData,
+        };
+        ctx.recv(&responder, mad);
     }
 
     /// # Safety
@@ -164,14 +282,24 @@ impl<H: MadHandler> MadAgent<H> {
     /// Called by the MAD layer for a send of an agent registered by
     /// `register`, with its completion.
     unsafe extern "C" fn send_callback(
-        _agent: *mut bindings::ib_mad_agent,
+        agent: *mut bindings::ib_mad_agent,
         wc: *mut bindings::ib_mad_send_wc,
     ) {
-        // Nothing is sent yet: a completion can only be for a buffer the
-        // MAD layer created for us, which is freed here.
+        // Only answers are sent yet (`Responder::respond`): each is done
+        // with at its completion (`cm_send_handler()`).
         // SAFETY: the completion and its buffer are valid for the call; the
-        // buffer is ours to free.
-        unsafe { bindings::ib_free_send_mad((*wc).send_buf) };
+        // buffer is ours again; the context is as in `recv_callback`.
+        unsafe {
+            let buf = (*wc).send_buf;
+            let retries = if (*buf).context[0] == direct_retry_mark() {
+                1
+            } else {
+                u32::try_from((*buf).retries).unwrap_or(0)
+            };
+            let attr_id = MadHdr(&*(*buf).mad.cast::<Mad>()).attr_id();
+            (*(*agent).context.cast::<H>()).sent(attr_id, retries);
+            free_send(buf);
+        }
     }
 }
 
