@@ -207,6 +207,13 @@ pub const MIN_AH_INDEX: u32 = 1;
 /// Highest address handle number.
 pub const MAX_AH_INDEX: u32 = MAX_AH;
 
+/// Last SRQ index.
+pub const MAX_SRQ_INDEX: u32 = DEFAULT_MAX_VALUE;
+/// Fewest work requests of a shared receive queue (smaller requests get it).
+pub const MIN_SRQ_WR: u32 = 1;
+/// Fewest scatter/gather entries of a shared receive queue work request.
+pub const MIN_SRQ_SGE: u32 = 1;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -222,7 +222,7 @@ impl Queue {
     /// Writes `value`, which may have padding, at byte `offset` of the
     /// element at `index`; only for a queue not mapped to user space
     /// (`EPERM` otherwise).
-    pub(crate) fn write_value<T: Copy>(&self, index: u32, offset: usize, value: &T) -> Result {
+    pub(crate) fn write_value<T>(&self, index: u32, offset: usize, value: T) -> Result {
         self.buf
             .write_value(self.at(index, offset, core::mem::size_of::<T>())?, value)
     }

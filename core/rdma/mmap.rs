@@ -26,7 +26,8 @@
 
 use super::{
     bindings,
-    ib_device::IbDriver, //
+    ib_device::IbDriver,
+    udata::UData, //
 };
 use core::{
     marker::PhantomData,
@@ -212,14 +213,14 @@ impl QueueBuf {
     /// Writes a `T` that may have padding (`struct ib_wc` of a kernel
     /// completion queue) at `offset`. `EPERM` if the buffer was mapped to
     /// user space: its padding would leak kernel memory there.
-    pub fn write_value<T: Copy>(&self, offset: usize, value: &T) -> Result {
+    pub fn write_value<T>(&self, offset: usize, value: T) -> Result {
         if self.user.load(Ordering::Relaxed) {
             return Err(EPERM);
         }
         let p = self.range(offset, core::mem::size_of::<T>())?;
         // SAFETY: `p` is valid for a `T`'s size; unaligned write since
         // `offset` is the caller's.
-        unsafe { p.cast::<T>().write_unaligned(*value) };
+        unsafe { p.cast::<T>().write_unaligned(value) };
         Ok(())
     }
 
@@ -282,6 +283,41 @@ impl UserContext<'_> {
             ctx,
             _a: PhantomData,
         })
+    }
+}
+
+/// A verb called from user space: its driver udata and user context.
+pub struct UserVerb<'a> {
+    /// The provider's request and room for the driver's response.
+    pub udata: UData<'a>,
+    /// Where the queues it creates are mapped.
+    pub ctx: UserContext<'a>,
+    /// The udata, for the C helpers of the ops' modules.
+    raw: *mut bindings::ib_udata,
+}
+
+impl UserVerb<'_> {
+    /// The verb whose driver udata is `udata`; `None` for a kernel caller
+    /// (NULL).
+    ///
+    /// # Safety
+    ///
+    /// As [`UserContext::from_udata`].
+    #[inline]
+    pub unsafe fn from_raw<'a>(udata: *mut bindings::ib_udata) -> Option<UserVerb<'a>> {
+        // SAFETY: the caller's promise covers both.
+        unsafe {
+            Some(UserVerb {
+                ctx: UserContext::from_udata(udata)?,
+                udata: UData::from_raw(udata)?,
+                raw: udata,
+            })
+        }
+    }
+
+    /// The `ib_udata`, valid while the verb runs.
+    pub(super) fn as_raw(&self) -> *mut bindings::ib_udata {
+        self.raw
     }
 }
 
