@@ -2,7 +2,7 @@
 
 //! Packets of the kernel's C rxe driver, captured on the guests' link (Linux
 //! 7.3.4, `c` module set on both guests: `ibv_ud_pingpong -s 101`,
-//! `ib_write_bw -s 61`, `ib_read_bw -s 61` and `ib_atomic_bw`, with a Python
+//! `ibv_rc_pingpong -s 101`, `ib_write_bw -s 61`, `ib_read_bw -s 61` and `ib_atomic_bw`, with a Python
 //! `AF_PACKET` socket on guest a's eth0 keeping UDP port 4791 frames, as the
 //! host has no tcpdump). Kept: the IPv4 header, UDP header and RoCE packet.
 //! Each must parse, carry the ICRC computed here, and be rebuilt byte for
@@ -27,6 +27,10 @@ const UD_SEND_ONLY: &str = "4500009c4e14400040116839c0000202c0000201f80612b70088
 001200e3570c11111111000000127b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b\
 7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b\
 7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b000000dfed9e38";
+const RC_SEND_ONLY: &str = "450000949798400040111ebdc0000202c0000201c12112b7008000000430ffff00\
+00001180e99efa7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b\
+7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b\
+7b7b7b7b7b7b7b7b0000008abc2d21";
 const RC_RDMA_WRITE_ONLY: &str = "4500007c51be4000401164afc0000202c0000201c16912b7006800000a30ffff\
 0000001380f8ebba000055c89b41b0000000044d0000003dc0f81c7372dd5203e45aaf1cee6d421b30a381d94d6e1b0041f6\
 8f183a004bfaf8686d6b45bf6e2a191d46078a8922bb2ca4947912b07953a6086be008000000f5935621";
@@ -42,8 +46,9 @@ const RC_FETCH_ADD: &str = "45000048546440004011623dc0000202c0000201c1b912b70034
 const RC_ATOMIC_ACKNOWLEDGE: &str = "45000038001640004011b69bc0000201c0000202c1b912b7002400001200ff\
 ff00000015004ab8611f000001cd94cb7130a2425d0041ed99";
 
-const CAPTURES: [(u8, &str); 7] = [
+const CAPTURES: [(u8, &str); 8] = [
     (code::UD_SEND_ONLY, UD_SEND_ONLY),
+    (code::RC_SEND_ONLY, RC_SEND_ONLY),
     (code::RC_RDMA_WRITE_ONLY, RC_RDMA_WRITE_ONLY),
     (code::RC_ACKNOWLEDGE, RC_ACKNOWLEDGE),
     (code::RC_RDMA_READ_REQUEST, RC_RDMA_READ_REQUEST),
@@ -89,6 +94,10 @@ fn c_packets_decode_as_the_tools_sent_them() {
     assert_eq!(pkt.payload().len(), 101);
     assert!(pkt.payload().iter().all(|&b| b == 0x7b));
     assert_eq!(pkt.bth().pad, 3);
+    let frame = unhex(RC_SEND_ONLY);
+    let pkt = Packet::parse(split(&frame).2).unwrap();
+    assert_eq!((pkt.payload().len(), pkt.bth().pad), (101, 3));
+    assert!(pkt.bth().ack_req);
 
     for hex in [RC_RDMA_WRITE_ONLY, RC_RDMA_READ_REQUEST] {
         let frame = unhex(hex);
