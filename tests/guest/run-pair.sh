@@ -43,7 +43,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); p
 boot() { # role netdev-spec mac
 	local role=$1
 	timeout -k 10 "$GUEST_TIMEOUT" qemu-system-x86_64 \
-		-accel tcg -cpu max -smp "$GUEST_CPUS" -m "$GUEST_MEM" \
+		-accel tcg -cpu max,la57=off -smp "$GUEST_CPUS" -m "$GUEST_MEM" \
 		-display none -monitor none -no-reboot -nic none \
 		-serial "file:$RUN/console-$role.log" \
 		-kernel "$KB/arch/x86/boot/bzImage" \
