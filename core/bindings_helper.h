@@ -5,6 +5,7 @@
  * and the RDMA uapi. Types the kernel crate's own bindings already have are
  * taken from there (see RRXE_BINDGEN_ALLOW in Kbuild).
  */
+#include <linux/crc32.h>
 #include <linux/netdevice.h>
 #include <linux/miscdevice.h>
 #include <linux/poll.h>
