@@ -52,3 +52,18 @@ use rxe_qp_attr as qp_attr;
 #[path = "../../../rxe/wqe.rs"]
 #[allow(dead_code)]
 pub mod rxe_wqe;
+
+#[path = "../../../rxe/keys.rs"]
+#[allow(dead_code)]
+pub mod rxe_keys;
+
+#[path = "../../../rxe/av.rs"]
+#[allow(dead_code)]
+pub mod rxe_av;
+
+#[path = "../../../rxe/mcast_group.rs"]
+#[allow(dead_code)]
+pub mod rxe_mcast_group;
+
+// The rxe files name the parameters `crate::params`, as in the module.
+pub use rxe_params as params;
