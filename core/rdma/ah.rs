@@ -180,10 +180,7 @@ unsafe extern "C" fn modify_ah_cb<T: AhDriver>(
             AhAttr(&*attr),
         )
     };
-    match T::modify_ah(dev, &ah, &attr) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
+    super::op_result(T::modify_ah(dev, &ah, &attr))
 }
 
 /// # Safety

@@ -313,13 +313,6 @@ pub fn install<T: CqDriver>(ops: &mut bindings::ib_device_ops) {
 struct Ops<T>(PhantomData<T>);
 
 impl<T: CqDriver> Ops<T> {
-    fn errno(r: Result) -> ffi::c_int {
-        match r {
-            Ok(()) => 0,
-            Err(e) => e.to_errno(),
-        }
-    }
-
     /// # Safety
     ///
     /// Called by the core with a fresh `ib_cq` (of `size_ib_cq` bytes) of a
@@ -344,7 +337,7 @@ impl<T: CqDriver> Ops<T> {
             )
         };
         let core = CqCore(CoreObject::new(ibcq));
-        Self::errno(T::create_cq(dev, core, attr, user).map(|(cq, cqe)| {
+        super::op_result(T::create_cq(dev, core, attr, user).map(|(cq, cqe)| {
             // SAFETY: the create op has the new object to itself.
             unsafe {
                 (*ibcq).cqe = cqe as ffi::c_int;
@@ -390,7 +383,7 @@ impl<T: CqDriver> Ops<T> {
                 UserVerb::from_raw(udata),
             )
         };
-        Self::errno(T::resize_cq(dev, &cq, cqe, user).map(|cqe| {
+        super::op_result(T::resize_cq(dev, &cq, cqe, user).map(|cqe| {
             // SAFETY: the core serialises ops on an object with its destroy
             // and resize (the uobject's write lock).
             unsafe { (*ibcq).cqe = cqe as ffi::c_int };

@@ -406,13 +406,6 @@ impl<T: IbDriver> Device<T> {
         ops
     }
 
-    fn errno(r: Result) -> ffi::c_int {
-        match r {
-            Ok(()) => 0,
-            Err(e) => e.to_errno(),
-        }
-    }
-
     /// # Safety
     ///
     /// Called by the core on a live device of this driver with a valid
@@ -433,7 +426,7 @@ impl<T: IbDriver> Device<T> {
             attr.write_bytes(0, 1);
             (Self::from_raw(dev), &mut *attr)
         };
-        Self::errno(T::query_device(dev, attr))
+        super::op_result(T::query_device(dev, attr))
     }
 
     /// # Safety
@@ -450,7 +443,7 @@ impl<T: IbDriver> Device<T> {
             attr.write_bytes(0, 1);
             (Self::from_raw(dev), &mut *attr)
         };
-        Self::errno(T::query_port(dev, port, attr))
+        super::op_result(T::query_port(dev, port, attr))
     }
 
     /// # Safety
@@ -487,7 +480,7 @@ impl<T: IbDriver> Device<T> {
     ) -> ffi::c_int {
         // SAFETY: see the function's safety section.
         let (dev, attr) = unsafe { (Self::from_raw(dev), &*attr) };
-        Self::errno(T::modify_port(dev, port, mask as u32, attr))
+        super::op_result(T::modify_port(dev, port, mask as u32, attr))
     }
 
     /// # Safety
@@ -555,7 +548,7 @@ impl<T: IbDriver> Device<T> {
     ) -> ffi::c_int {
         // SAFETY: see the function's safety section; `GidAttr` is transparent.
         let (dev, attr) = unsafe { (Self::from_raw((*attr).device), &*attr.cast::<GidAttr>()) };
-        Self::errno(T::add_gid(dev, attr))
+        super::op_result(T::add_gid(dev, attr))
     }
 
     /// # Safety
@@ -567,7 +560,7 @@ impl<T: IbDriver> Device<T> {
     ) -> ffi::c_int {
         // SAFETY: see the function's safety section; `GidAttr` is transparent.
         let (dev, attr) = unsafe { (Self::from_raw((*attr).device), &*attr.cast::<GidAttr>()) };
-        Self::errno(T::del_gid(dev, attr))
+        super::op_result(T::del_gid(dev, attr))
     }
 
     /// # Safety
@@ -579,7 +572,7 @@ impl<T: IbDriver> Device<T> {
     ) -> ffi::c_int {
         // SAFETY: see the function's safety section.
         let dev = unsafe { Self::from_raw((*ctx).device) };
-        Self::errno(T::alloc_ucontext(dev))
+        super::op_result(T::alloc_ucontext(dev))
     }
 
     /// # Safety
@@ -599,7 +592,7 @@ impl<T: IbDriver> Device<T> {
     ) -> ffi::c_int {
         // SAFETY: see the function's safety section.
         let dev = unsafe { Self::from_raw((*pd).device) };
-        Self::errno(T::alloc_pd(dev))
+        super::op_result(T::alloc_pd(dev))
     }
 
     /// # Safety
@@ -623,7 +616,7 @@ impl<T: IbDriver> Device<T> {
     ) -> ffi::c_int {
         // SAFETY: see the function's safety section.
         let (dev, pgoff) = unsafe { (Self::from_raw((*ctx).device), (*vma).vm_pgoff) };
-        Self::errno(T::mmap(dev, pgoff))
+        super::op_result(T::mmap(dev, pgoff))
     }
 
     /// # Safety
@@ -675,7 +668,7 @@ impl<T: IbDriver> Device<T> {
     /// Called by the core on a live, registered device.
     unsafe extern "C" fn enable_driver_cb(dev: *mut bindings::ib_device) -> ffi::c_int {
         // SAFETY: see the function's safety section.
-        Self::errno(T::enable(unsafe { Self::from_raw(dev) }))
+        super::op_result(T::enable(unsafe { Self::from_raw(dev) }))
     }
 
     /// # Safety

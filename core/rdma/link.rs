@@ -79,10 +79,7 @@ impl<T: LinkOps> LinkRegistration<T> {
         let name = unsafe { CStr::from_char_ptr(ibdev_name) };
         // SAFETY: the core holds a reference on `ndev` for the call.
         let ndev = unsafe { NetDevice::from_raw(ndev) };
-        match T::newlink(name, ndev) {
-            Ok(()) => 0,
-            Err(e) => e.to_errno(),
-        }
+        super::op_result(T::newlink(name, ndev))
     }
 }
 

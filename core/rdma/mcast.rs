@@ -62,10 +62,7 @@ unsafe extern "C" fn attach_mcast_cb<T: McastDriver>(
 ) -> ffi::c_int {
     // SAFETY: see the function's safety section.
     let (dev, qpn, mgid) = unsafe { args::<T>(qp, gid) };
-    match T::attach_mcast(dev, qpn, &mgid) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
+    super::op_result(T::attach_mcast(dev, qpn, &mgid))
 }
 
 /// # Safety
@@ -79,10 +76,7 @@ unsafe extern "C" fn detach_mcast_cb<T: McastDriver>(
 ) -> ffi::c_int {
     // SAFETY: see the function's safety section.
     let (dev, qpn, mgid) = unsafe { args::<T>(qp, gid) };
-    match T::detach_mcast(dev, qpn, &mgid) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
+    super::op_result(T::detach_mcast(dev, qpn, &mgid))
 }
 
 // `#[inline]`: only rdma_rxe links the glue these call.

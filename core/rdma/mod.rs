@@ -26,3 +26,12 @@ pub mod qp;
 pub mod srq;
 pub mod udata;
 pub mod umem;
+
+/// What an op returns to the RDMA core: 0, or the error's negative errno.
+#[inline]
+pub fn op_result(r: kernel::error::Result) -> kernel::ffi::c_int {
+    match r {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}

@@ -512,10 +512,7 @@ unsafe extern "C" fn rereg_user_mr_cb<T: MrDriver>(
 unsafe extern "C" fn set_page_cb<T: MrDriver>(ibmr: *mut bindings::ib_mr, addr: u64) -> ffi::c_int {
     // SAFETY: see the function's safety section.
     let mr = unsafe { ObjectBox::<bindings::ib_mr>::borrow::<T::Mr>(ibmr) };
-    match T::set_page(&mr, DmaAddr(addr)) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
+    super::op_result(T::set_page(&mr, DmaAddr(addr)))
 }
 
 /// # Safety

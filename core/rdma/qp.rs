@@ -555,13 +555,6 @@ pub fn install<T: QpDriver>(ops: &mut bindings::ib_device_ops) {
 struct Adapter<T>(PhantomData<T>);
 
 impl<T: QpDriver> Adapter<T> {
-    fn errno(r: Result) -> ffi::c_int {
-        match r {
-            Ok(()) => 0,
-            Err(e) => e.to_errno(),
-        }
-    }
-
     /// # Safety
     ///
     /// `qp` is a QP of a live device of driver `T`.
@@ -625,7 +618,7 @@ impl<T: QpDriver> Adapter<T> {
                 UData::from_raw(udata),
             )
         };
-        Self::errno(T::modify_qp(dev, state, attr, mask as u32, udata.as_ref()))
+        super::op_result(T::modify_qp(dev, state, attr, mask as u32, udata.as_ref()))
     }
 
     /// # Safety
@@ -653,7 +646,7 @@ impl<T: QpDriver> Adapter<T> {
         init.send_cq = ib.send_cq;
         init.recv_cq = ib.recv_cq;
         init.srq = ib.srq;
-        Self::errno(T::query_qp(dev, state, attr, mask as u32, init))
+        super::op_result(T::query_qp(dev, state, attr, mask as u32, init))
     }
 
     /// # Safety

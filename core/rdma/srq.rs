@@ -236,13 +236,6 @@ pub fn install<T: SrqDriver>(ops: &mut bindings::ib_device_ops) {
 struct Ops<T>(PhantomData<T>);
 
 impl<T: SrqDriver> Ops<T> {
-    fn errno(r: Result) -> ffi::c_int {
-        match r {
-            Ok(()) => 0,
-            Err(e) => e.to_errno(),
-        }
-    }
-
     /// # Safety
     ///
     /// Called by the core with a fresh `ib_srq` (of `size_ib_srq` bytes) of
@@ -261,7 +254,7 @@ impl<T: SrqDriver> Ops<T> {
             )
         };
         let core = SrqCore(CoreObject::new(ibsrq));
-        Self::errno(
+        super::op_result(
             T::create_srq(dev, core, init.srq_type, &mut init.attr, user).map(|srq| {
                 // SAFETY: the create op has the new object to itself.
                 unsafe { ObjectBox::attach(ibsrq, srq) }
@@ -288,7 +281,7 @@ impl<T: SrqDriver> Ops<T> {
                 UserVerb::from_raw(udata),
             )
         };
-        Self::errno(T::modify_srq(dev, &srq, attr, mask, user))
+        super::op_result(T::modify_srq(dev, &srq, attr, mask, user))
     }
 
     /// # Safety
@@ -301,7 +294,7 @@ impl<T: SrqDriver> Ops<T> {
     ) -> ffi::c_int {
         // SAFETY: see the function's safety section.
         let (srq, attr) = unsafe { (ObjectBox::borrow::<T::Srq>(ibsrq), &mut *attr) };
-        Self::errno(T::query_srq(&srq, attr))
+        super::op_result(T::query_srq(&srq, attr))
     }
 
     /// # Safety
@@ -345,6 +338,6 @@ impl<T: SrqDriver> Ops<T> {
             // SAFETY: the consumer passes a writable `bad_wr`.
             unsafe { bad_wr.write(wrs.cur) };
         }
-        Self::errno(ret)
+        super::op_result(ret)
     }
 }
