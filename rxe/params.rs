@@ -214,6 +214,38 @@ pub const MIN_SRQ_WR: u32 = 1;
 /// Fewest scatter/gather entries of a shared receive queue work request.
 pub const MIN_SRQ_SGE: u32 = 1;
 
+/// Most packets a requester sends before one asks for an ACK.
+pub const MAX_PKT_PER_ACK: u32 = 64;
+/// Most PSNs an RC requester sends ahead of the completer.
+pub const MAX_UNACKED_PSNS: u32 = 128;
+/// Packets in flight (sent, not yet freed) above which a QP stops sending.
+pub const INFLIGHT_SKBS_PER_QP_HIGH: u32 = 64;
+/// Packets in flight below which a stopped QP sends again.
+pub const INFLIGHT_SKBS_PER_QP_LOW: u32 = 16;
+/// `retry_cnt` and `rnr_retry` value meaning "retry for ever".
+pub const RETRY_INFINITE: u8 = 7;
+
+/// Index of `duplicate_request` in [`COUNTER_NAMES`].
+pub const CNT_DUP_REQ: usize = 2;
+/// Index of `out_of_seq_request`.
+pub const CNT_OUT_OF_SEQ_REQ: usize = 3;
+/// Index of `rcvd_rnr_err`.
+pub const CNT_RCV_RNR: usize = 4;
+/// Index of `send_rnr_err`.
+pub const CNT_SND_RNR: usize = 5;
+/// Index of `rcvd_seq_err`.
+pub const CNT_RCV_SEQ_ERR: usize = 6;
+/// Index of `retry_exceeded_err`.
+pub const CNT_RETRY_EXCEEDED: usize = 8;
+/// Index of `retry_rnr_exceeded_err`.
+pub const CNT_RNR_RETRY_EXCEEDED: usize = 9;
+/// Index of `completer_retry_err`.
+pub const CNT_COMP_RETRY: usize = 10;
+/// Index of `rdma_sends`.
+pub const CNT_RDMA_SEND: usize = 13;
+/// Index of `rdma_recvs`.
+pub const CNT_RDMA_RECV: usize = 14;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,5 +288,18 @@ mod tests {
     fn counters() {
         assert_eq!(COUNTER_NAMES[CNT_LINK_DOWNED], c"link_downed");
         assert_eq!(COUNTER_NAMES.len(), 17);
+        assert_eq!(COUNTER_NAMES[CNT_DUP_REQ], c"duplicate_request");
+        assert_eq!(COUNTER_NAMES[CNT_OUT_OF_SEQ_REQ], c"out_of_seq_request");
+        assert_eq!(COUNTER_NAMES[CNT_RCV_RNR], c"rcvd_rnr_err");
+        assert_eq!(COUNTER_NAMES[CNT_SND_RNR], c"send_rnr_err");
+        assert_eq!(COUNTER_NAMES[CNT_RCV_SEQ_ERR], c"rcvd_seq_err");
+        assert_eq!(COUNTER_NAMES[CNT_RETRY_EXCEEDED], c"retry_exceeded_err");
+        assert_eq!(
+            COUNTER_NAMES[CNT_RNR_RETRY_EXCEEDED],
+            c"retry_rnr_exceeded_err"
+        );
+        assert_eq!(COUNTER_NAMES[CNT_COMP_RETRY], c"completer_retry_err");
+        assert_eq!(COUNTER_NAMES[CNT_RDMA_SEND], c"rdma_sends");
+        assert_eq!(COUNTER_NAMES[CNT_RDMA_RECV], c"rdma_recvs");
     }
 }

@@ -67,3 +67,25 @@ pub mod rxe_mcast_group;
 
 // The rxe files name the parameters `crate::params`, as in the module.
 pub use rxe_params as params;
+
+// The transport's files name these as the module does.
+use rxe_keys as keys;
+use rxe_wire as wire;
+use rxe_wqe as wqe;
+
+#[path = "../../../rxe/req_plan.rs"]
+#[allow(dead_code)]
+pub mod rxe_req_plan;
+use rxe_req_plan as req_plan;
+
+#[path = "../../../rxe/comp_check.rs"]
+#[allow(dead_code)]
+pub mod rxe_comp_check;
+use rxe_comp_check as comp_check;
+
+#[path = "../../../rxe/resp_check.rs"]
+#[allow(dead_code)]
+pub mod rxe_resp_check;
+
+#[cfg(test)]
+mod transport_tests;

@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The requester's decisions (the C driver's `rxe_req.c`), with no kernel
+//! dependency: which opcode the next packet of a send WQE carries, how much
+//! payload, which PSNs it consumes, whether it asks for an ACK, when the
+//! requester must wait (window, fence, read/atomic credits), how a WQE's
+//! state moves, and where a retransmission restarts.
+//!
+//! The kernel side (`req.rs`) reads the WQE and the QP, asks these
+//! functions, builds the packet and stores the answers back. Also built by
+//! the host test crate (`tests/host`).
+
+use crate::{
+    params::{
+        MAX_PKT_PER_ACK,
+        MAX_UNACKED_PSNS, //
+    },
+    qp_attr::QpType,
+    wire::{
+        opcode::{
+            code,
+            Mask, //
+        },
+        psn::{
+            psn_add,
+            psn_diff, //
+        },
+    },
+    wqe::{
+        opcode as wr,
+        wr_mask,
+        SEND_INLINE, //
+    },
+};
+
+/// `IB_SEND_FENCE`.
+pub(crate) const SEND_FENCE: u32 = 1 << 0;
+/// `IB_SEND_SIGNALED`.
+pub(crate) const SEND_SIGNALED: u32 = 1 << 1;
+/// `IB_SEND_SOLICITED`.
+pub(crate) const SEND_SOLICITED: u32 = 1 << 2;
+
+/// Where a send WQE is in its life (`enum wqe_state`, stored in the WQE's
+/// `state` word, which user space's provider also reads).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum WqeState {
+    /// Posted, not started by the requester (or rewound for a retry).
+    #[default]
+    Posted = 0,
+    /// Some of its packets are sent, not the last.
+    Processing = 1,
+    /// All sent; waiting for the responder's acknowledgement (RC).
+    Pending = 2,
+    /// Needs no acknowledgement: the completer completes it as it is.
+    Done = 3,
+    /// Failed at the requester: the completer completes it in error.
+    Error = 4,
+}
+
+impl WqeState {
+    /// The state stored as `raw`; an unknown value (a user QP's ring is
+    /// writable by user space) reads as [`WqeState::Error`].
+    pub(crate) fn from_raw(raw: u32) -> Self {
+        match raw {
+            0 => Self::Posted,
+            1 => Self::Processing,
+            2 => Self::Pending,
+            3 => Self::Done,
+            _ => Self::Error,
+        }
+    }
+
+    /// The value stored in the WQE.
+    pub(crate) fn as_raw(self) -> u32 {
+        self as u32
+    }
+}
+
+/// The requester's flags the completer and the timers also set (the
+/// C driver's `struct rxe_req_info` less its position in the queue).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ReqFlags {
+    /// A fenced WQE waits for earlier ones to complete.
+    pub(crate) wait_fence: bool,
+    /// A read/atomic waits for a credit (`max_rd_atomic`).
+    pub(crate) need_rd_atomic: bool,
+    /// The send window (`MAX_UNACKED_PSNS`) is full.
+    pub(crate) wait_psn: bool,
+    /// The completer asks for a retransmission from its PSN.
+    pub(crate) need_retry: bool,
+    /// An RNR NAK was received: no retry before the RNR timer fires.
+    pub(crate) wait_for_rnr_timer: bool,
+    /// Packets sent since the last one that asked for an ACK.
+    pub(crate) noack_pkts: u32,
+    /// The completer unblocked the requester: run the send task again.
+    pub(crate) again: bool,
+}
+
+/// Bytes of payload a packet of a QP of type `t` may carry: the path MTU
+/// of a connected QP, the port's MTU for datagrams (`get_mtu`).
+pub(crate) fn packet_mtu(t: QpType, path_mtu: u32, port_mtu: u32) -> u32 {
+    match t {
+        QpType::Rc | QpType::Uc => path_mtu,
+        QpType::Ud | QpType::Gsi => port_mtu,
+    }
+}
+
+/// Packets a message of `len` bytes takes at `mtu` bytes each (a message
+/// of no byte still takes one).
+pub(crate) fn num_packets(len: u32, mtu: u32) -> u32 {
+    if mtu == 0 {
+        return 1;
+    }
+    len.div_ceil(mtu).max(1)
+}
+
+/// The opcode of the next packet of a WQE of work request opcode `wr_op`
+/// with `resid` bytes still to send, after a packet of opcode `prev` (the
+/// previous packet this QP sent, `None` at a message boundary or after a
+/// rewind). `None` for an opcode the QP type cannot send (the C driver's
+/// `-EINVAL`, completed with `IB_WC_LOC_QP_OP_ERR`).
+pub(crate) fn next_opcode(
+    t: QpType,
+    wr_op: u32,
+    prev: Option<u8>,
+    resid: u32,
+    mtu: u32,
+) -> Option<u8> {
+    use code::*;
+    let fits = resid <= mtu;
+    // A multi-packet message continues while the previous packet was its
+    // first or a middle one.
+    let seg = |first: u8, middle: u8, last: u8, only: u8| {
+        let continues = prev == Some(first) || prev == Some(middle);
+        Some(match (continues, fits) {
+            (true, true) => last,
+            (true, false) => middle,
+            (false, true) => only,
+            (false, false) => first,
+        })
+    };
+    match t {
+        QpType::Rc => match wr_op {
+            wr::RDMA_WRITE => seg(
+                RC_RDMA_WRITE_FIRST,
+                RC_RDMA_WRITE_MIDDLE,
+                RC_RDMA_WRITE_LAST,
+                RC_RDMA_WRITE_ONLY,
+            ),
+            wr::RDMA_WRITE_WITH_IMM => seg(
+                RC_RDMA_WRITE_FIRST,
+                RC_RDMA_WRITE_MIDDLE,
+                RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+                RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+            ),
+            wr::SEND => seg(RC_SEND_FIRST, RC_SEND_MIDDLE, RC_SEND_LAST, RC_SEND_ONLY),
+            wr::SEND_WITH_IMM => seg(
+                RC_SEND_FIRST,
+                RC_SEND_MIDDLE,
+                RC_SEND_LAST_WITH_IMMEDIATE,
+                RC_SEND_ONLY_WITH_IMMEDIATE,
+            ),
+            wr::SEND_WITH_INV => seg(
+                RC_SEND_FIRST,
+                RC_SEND_MIDDLE,
+                RC_SEND_LAST_WITH_INVALIDATE,
+                RC_SEND_ONLY_WITH_INVALIDATE,
+            ),
+            // One request, whatever the length: the responses segment.
+            wr::RDMA_READ => Some(RC_RDMA_READ_REQUEST),
+            wr::ATOMIC_CMP_AND_SWP => Some(RC_COMPARE_SWAP),
+            wr::ATOMIC_FETCH_AND_ADD => Some(RC_FETCH_ADD),
+            wr::FLUSH => Some(RC_FLUSH),
+            wr::ATOMIC_WRITE => Some(RC_ATOMIC_WRITE),
+            _ => None,
+        },
+        QpType::Uc => match wr_op {
+            wr::RDMA_WRITE => seg(
+                UC_RDMA_WRITE_FIRST,
+                UC_RDMA_WRITE_MIDDLE,
+                UC_RDMA_WRITE_LAST,
+                UC_RDMA_WRITE_ONLY,
+            ),
+            wr::RDMA_WRITE_WITH_IMM => seg(
+                UC_RDMA_WRITE_FIRST,
+                UC_RDMA_WRITE_MIDDLE,
+                UC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+                UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+            ),
+            wr::SEND => seg(UC_SEND_FIRST, UC_SEND_MIDDLE, UC_SEND_LAST, UC_SEND_ONLY),
+            wr::SEND_WITH_IMM => seg(
+                UC_SEND_FIRST,
+                UC_SEND_MIDDLE,
+                UC_SEND_LAST_WITH_IMMEDIATE,
+                UC_SEND_ONLY_WITH_IMMEDIATE,
+            ),
+            _ => None,
+        },
+        // A datagram is one packet; a longer one is never sent (see
+        // [`payload_len`]).
+        QpType::Ud | QpType::Gsi => match wr_op {
+            wr::SEND => Some(UD_SEND_ONLY),
+            wr::SEND_WITH_IMM => Some(UD_SEND_ONLY_WITH_IMMEDIATE),
+            _ => None,
+        },
+    }
+}
+
+/// How much of the message the next packet carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Payload {
+    /// This many bytes.
+    Bytes(u32),
+    /// A UD message longer than the MTU: no packet is sent and the WQE
+    /// completes successfully (IBTA C10-93.1.1), see [`ud_skip`].
+    UdTooLong,
+}
+
+/// The payload of the next packet of opcode mask `mask` with `resid` bytes
+/// left and `mtu` bytes per packet: reads and atomics carry none (reads
+/// ask for the whole rest in their RETH).
+pub(crate) fn payload_len(t: QpType, mask: Mask, resid: u32, mtu: u32) -> Payload {
+    let carries = mask.intersects(Mask::WRITE_OR_SEND.or(Mask::ATOMIC_WRITE));
+    let payload = if carries { resid } else { 0 };
+    if payload <= mtu {
+        Payload::Bytes(payload)
+    } else if t == QpType::Ud {
+        // Only UD, as in the C driver: GSI segments like a connected QP
+        // would not, but its MADs are never longer than the MTU.
+        Payload::UdTooLong
+    } else {
+        Payload::Bytes(mtu)
+    }
+}
+
+/// What the requester stores when it skips a too long UD WQE: it takes one
+/// PSN and is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct UdSkip {
+    /// The WQE's first and last PSN.
+    pub(crate) psn: u32,
+    /// The requester's next PSN.
+    pub(crate) next_psn: u32,
+    /// The requester's previous opcode.
+    pub(crate) opcode: u8,
+}
+
+/// The skip of a too long UD WQE at requester PSN `req_psn`.
+pub(crate) fn ud_skip(req_psn: u32) -> UdSkip {
+    UdSkip {
+        psn: req_psn,
+        next_psn: psn_add(req_psn, 1),
+        opcode: code::UD_SEND_ONLY,
+    }
+}
+
+/// Whether a packet of opcode mask `mask` needs a read/atomic credit
+/// (`max_rd_atomic` of them per QP).
+pub(crate) fn needs_rd_atomic(mask: Mask) -> bool {
+    mask.intersects(Mask::READ_OR_ATOMIC.or(Mask::ATOMIC_WRITE))
+}
+
+/// Whether the send window is full: an RC requester keeps at most
+/// `MAX_UNACKED_PSNS` PSNs ahead of the completer.
+pub(crate) fn window_full(t: QpType, req_psn: u32, comp_psn: u32) -> bool {
+    t == QpType::Rc && psn_diff(req_psn, psn_add(comp_psn, MAX_UNACKED_PSNS)) > 0
+}
+
+/// Whether the WQE must wait (`rxe_wqe_is_fenced`): a local invalidate
+/// waits for every earlier WQE (IBA 10.6.5.1, mandatory in rxe), a fenced
+/// WQE for every earlier read and atomic (IBA 10.8.3.3). `at_head`: the
+/// WQE is the oldest not completed; `rd_atomic_free`: credits not in use.
+pub(crate) fn is_fenced(
+    wr_op: u32,
+    send_flags: u32,
+    at_head: bool,
+    rd_atomic_free: u32,
+    max_rd_atomic: u32,
+) -> bool {
+    if wr_op == wr::LOCAL_INV {
+        return !at_head;
+    }
+    send_flags & SEND_FENCE != 0 && rd_atomic_free != max_rd_atomic
+}
+
+/// Whether the packet asks for an acknowledgement (the BTH A bit): the
+/// last packet of every RC (and GSI, as the C driver does) message, and one
+/// in `MAX_PKT_PER_ACK` of a long one. Counts in `flags.noack_pkts`.
+pub(crate) fn ack_req(t: QpType, is_end: bool, flags: &mut ReqFlags) -> bool {
+    if matches!(t, QpType::Ud | QpType::Uc) {
+        return false;
+    }
+    let ack = if is_end {
+        true
+    } else {
+        let n = flags.noack_pkts;
+        flags.noack_pkts = n.wrapping_add(1);
+        n > MAX_PKT_PER_ACK
+    };
+    if ack {
+        flags.noack_pkts = 0;
+    }
+    ack
+}
+
+/// The BTH SE bit: a solicited send, or write with immediate, sets it on
+/// its last packet.
+pub(crate) fn solicited(send_flags: u32, mask: Mask) -> bool {
+    send_flags & SEND_SOLICITED != 0
+        && mask.contains(Mask::END)
+        && (mask.contains(Mask::SEND) || mask.contains(Mask::WRITE.or(Mask::IMMDT)))
+}
+
+/// The WQE's state once a packet of opcode mask `mask` is sent.
+pub(crate) fn state_after_packet(t: QpType, mask: Mask) -> WqeState {
+    if !mask.contains(Mask::END) {
+        WqeState::Processing
+    } else if t == QpType::Rc {
+        WqeState::Pending
+    } else {
+        WqeState::Done
+    }
+}
+
+/// The PSNs a sent packet took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PsnStep {
+    /// For the first packet of a message: the WQE's first and last PSN.
+    pub(crate) wqe_psns: Option<(u32, u32)>,
+    /// The requester's next PSN.
+    pub(crate) next_psn: u32,
+}
+
+/// The PSNs after sending a packet of opcode mask `mask` at PSN `req_psn`
+/// (`update_wqe_psn`): `resid_before` is what the message had left before
+/// the packet, `wqe_first_psn` the WQE's first PSN so far. A read request
+/// takes one PSN per response packet.
+pub(crate) fn psn_after_packet(
+    mask: Mask,
+    req_psn: u32,
+    wqe_first_psn: u32,
+    resid_before: u32,
+    mtu: u32,
+) -> PsnStep {
+    let n = num_packets(resid_before, mtu);
+    let (wqe_psns, first) = if mask.contains(Mask::START) {
+        (Some((req_psn, psn_add(req_psn, n - 1))), req_psn)
+    } else {
+        (None, wqe_first_psn)
+    };
+    let next_psn = if mask.contains(Mask::READ) {
+        psn_add(first, n)
+    } else {
+        psn_add(req_psn, 1)
+    };
+    PsnStep { wqe_psns, next_psn }
+}
+
+/// A send WQE as a retransmission rewind reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RewindWqe {
+    /// Its state.
+    pub(crate) state: WqeState,
+    /// `enum ib_wr_opcode`.
+    pub(crate) wr_op: u32,
+    /// `IB_SEND_*` flags.
+    pub(crate) send_flags: u32,
+    /// Its [`wr_mask`] for the QP type.
+    pub(crate) wr_mask: u32,
+    /// Bytes in the message.
+    pub(crate) length: u32,
+    /// Bytes left: to send, or for a read to receive.
+    pub(crate) resid: u32,
+    /// Its first PSN.
+    pub(crate) first_psn: u32,
+}
+
+/// Where a WQE restarts from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Restart {
+    /// Bytes left to send (the WQE's `dma.resid`).
+    pub(crate) resid: u32,
+    /// Bytes of the local data already acknowledged, where the copy
+    /// restarts (`length - resid` for writes and sends; 0 for others).
+    pub(crate) skip: u32,
+    /// Added to the remote address the next RETH/AtomicETH carries.
+    pub(crate) iova_advance: u64,
+    /// The requester's previous opcode after the rewind (`Some` when the
+    /// restart is in the middle of a write or send).
+    pub(crate) prev_opcode: Option<u8>,
+}
+
+/// What a rewind does to one WQE of the send queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RewindStep {
+    /// Not started: this and every later WQE stay as they are.
+    Stop,
+    /// Completed at the requester: left for the completer.
+    Skip,
+    /// Set back to posted, to be sent from this position.
+    Restart(Restart),
+}
+
+/// The rewind of a retransmission (`req_retry`) for one WQE, walking the
+/// send queue from its oldest entry with the requester set back to the
+/// completer's PSN `comp_psn`. `first`: no WQE was restarted yet in this
+/// walk — the first restarted resumes at the first unacknowledged PSN,
+/// the others from their beginning.
+pub(crate) fn rewind(t: QpType, w: &RewindWqe, first: bool, comp_psn: u32, mtu: u32) -> RewindStep {
+    match w.state {
+        WqeState::Posted => return RewindStep::Stop,
+        WqeState::Done => return RewindStep::Skip,
+        _ => {}
+    }
+    let from_start = Restart {
+        resid: w.length,
+        skip: 0,
+        iova_advance: 0,
+        prev_opcode: None,
+    };
+    if !first {
+        return RewindStep::Restart(from_start);
+    }
+    if w.wr_mask & (wr_mask::WRITE | wr_mask::SEND) != 0 {
+        // The packets from the first PSN to the completer's were acked.
+        let npkts = num_packets(w.length, mtu);
+        // A completer PSN before the WQE (never expected) acks nothing.
+        let acked = (psn_diff(comp_psn, w.first_psn).max(0) as u32).min(npkts);
+        if acked == 0 {
+            return RewindStep::Restart(from_start);
+        }
+        let done = (u64::from(acked) * u64::from(mtu)).min(u64::from(w.length)) as u32;
+        // The opcode of the last acked packet: an "only" or "first" for
+        // the first one, a "middle" or "last" after it.
+        let before_last = w.length - ((acked - 1) * mtu).min(w.length);
+        let prev = if acked == 1 {
+            None
+        } else {
+            next_opcode(t, w.wr_op, None, w.length, mtu)
+        };
+        return RewindStep::Restart(Restart {
+            resid: w.length - done,
+            skip: done,
+            iova_advance: 0,
+            prev_opcode: next_opcode(t, w.wr_op, prev, before_last, mtu),
+        });
+    }
+    if w.wr_mask & wr_mask::READ != 0 {
+        // The read resumes after the responses already received: its
+        // remaining length is the completer's, its address moves by the
+        // whole packets received.
+        let mtu = mtu.max(1);
+        let received = w.length.saturating_sub(w.resid) / mtu;
+        return RewindStep::Restart(Restart {
+            resid: w.resid,
+            skip: w.length.saturating_sub(w.resid),
+            iova_advance: u64::from(received) * u64::from(mtu),
+            prev_opcode: None,
+        });
+    }
+    RewindStep::Restart(from_start)
+}
+
+/// Whether a WQE's data is inline (copied from the WQE, not through keys).
+pub(crate) fn is_inline(send_flags: u32) -> bool {
+    send_flags & SEND_INLINE != 0
+}
