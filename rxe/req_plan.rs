@@ -466,3 +466,201 @@ pub(crate) fn rewind(t: QpType, w: &RewindWqe, first: bool, comp_psn: u32, mtu: 
 pub(crate) fn is_inline(send_flags: u32) -> bool {
     send_flags & SEND_INLINE != 0
 }
+
+/// A send WQE as the requester reads it before its next packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SendView {
+    /// `enum ib_wr_opcode`.
+    pub(crate) wr_op: u32,
+    /// `IB_SEND_*` flags.
+    pub(crate) send_flags: u32,
+    /// Its [`wr_mask`] for the QP type.
+    pub(crate) wr_mask: u32,
+    /// Bytes left to send.
+    pub(crate) resid: u32,
+    /// Its first PSN (set by its first packet).
+    pub(crate) first_psn: u32,
+    /// Scatter/gather entries (from the ring: user space may have written
+    /// anything).
+    pub(crate) num_sge: u32,
+    /// The entry the data continues from.
+    pub(crate) cur_sge: u32,
+    /// It holds a read/atomic credit already.
+    pub(crate) has_rd_atomic: bool,
+}
+
+/// What the requester's QP looks like to [`plan`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ReqView {
+    /// The QP type.
+    pub(crate) t: QpType,
+    /// Payload bytes per packet ([`packet_mtu`]).
+    pub(crate) mtu: u32,
+    /// The send queue's `max_sge`.
+    pub(crate) max_sge: u32,
+    /// The WQE is the oldest not completed.
+    pub(crate) at_head: bool,
+    /// Read/atomic credits not in use.
+    pub(crate) rd_atomic_free: u32,
+    /// `max_rd_atomic`.
+    pub(crate) max_rd_atomic: u32,
+    /// The requester's next PSN.
+    pub(crate) psn: u32,
+    /// The completer's next PSN.
+    pub(crate) comp_psn: u32,
+    /// The opcode of the previous packet sent, `None` at a boundary.
+    pub(crate) prev_opcode: Option<u8>,
+    /// Too many of the QP's packets are in flight.
+    pub(crate) skb_out_high: bool,
+}
+
+/// Why the requester waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// A fence: for earlier WQEs to complete (`wait_fence`).
+    Fence,
+    /// The send window (`wait_psn`).
+    Window,
+    /// Packets in flight (`need_req_skb`).
+    SkbOut,
+    /// A read/atomic credit (`need_rd_atomic`).
+    RdAtomic,
+}
+
+/// The next packet of a WQE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PacketPlan {
+    /// Its opcode.
+    pub(crate) opcode: u8,
+    /// Its opcode's mask.
+    pub(crate) mask: Mask,
+    /// Its PSN.
+    pub(crate) psn: u32,
+    /// Payload bytes.
+    pub(crate) payload: u32,
+    /// The BTH AckReq bit.
+    pub(crate) ack_req: bool,
+    /// The BTH SE bit.
+    pub(crate) solicited: bool,
+    /// The packet took a read/atomic credit for its WQE.
+    pub(crate) took_rd_atomic: bool,
+}
+
+/// The requester's decision for the WQE at its position
+/// (`rxe_requester` from its checks to the packet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReqStep {
+    /// Stop until woken (the matching flag is set in [`ReqFlags`]).
+    Wait(Wait),
+    /// A local operation: do it, then the WQE is done.
+    LocalOp,
+    /// The WQE fails with this status; the QP goes to ERR.
+    Fail(crate::comp_check::WcStatus),
+    /// A UD message longer than the MTU: done without a packet.
+    UdSkip(UdSkip),
+    /// Send this packet.
+    Packet(PacketPlan),
+}
+
+/// Decides the next step for WQE `w` (`rxe_requester` less its QP state
+/// checks and I/O). `take_rd_atomic` takes a credit if one is free (the
+/// QP's atomic counter). Sets the wait flags and counts the packet towards
+/// the next ACK request.
+pub(crate) fn plan(
+    w: &SendView,
+    q: &ReqView,
+    flags: &mut ReqFlags,
+    take_rd_atomic: impl FnOnce() -> bool,
+) -> ReqStep {
+    use crate::comp_check::WcStatus;
+    // A user QP's ring is user memory: bound what indexes the list.
+    if w.num_sge > q.max_sge || (w.resid != 0 && w.cur_sge >= q.max_sge) {
+        return ReqStep::Fail(WcStatus::LocQpOp);
+    }
+    if is_fenced(
+        w.wr_op,
+        w.send_flags,
+        q.at_head,
+        q.rd_atomic_free,
+        q.max_rd_atomic,
+    ) {
+        flags.wait_fence = true;
+        return ReqStep::Wait(Wait::Fence);
+    }
+    if w.wr_mask & wr_mask::LOCAL_OP != 0 {
+        return ReqStep::LocalOp;
+    }
+    if window_full(q.t, q.psn, q.comp_psn) {
+        flags.wait_psn = true;
+        return ReqStep::Wait(Wait::Window);
+    }
+    if q.skb_out_high {
+        return ReqStep::Wait(Wait::SkbOut);
+    }
+    let Some(opcode) = next_opcode(q.t, w.wr_op, q.prev_opcode, w.resid, q.mtu) else {
+        return ReqStep::Fail(WcStatus::LocQpOp);
+    };
+    let Some(info) = crate::wire::opcode::lookup(opcode) else {
+        return ReqStep::Fail(WcStatus::LocQpOp);
+    };
+    let mask = info.mask();
+    let mut took_rd_atomic = false;
+    if needs_rd_atomic(mask) && !w.has_rd_atomic {
+        flags.need_rd_atomic = true;
+        if !take_rd_atomic() {
+            return ReqStep::Wait(Wait::RdAtomic);
+        }
+        flags.need_rd_atomic = false;
+        took_rd_atomic = true;
+    }
+    let payload = match payload_len(q.t, mask, w.resid, q.mtu) {
+        Payload::Bytes(n) => n,
+        Payload::UdTooLong => return ReqStep::UdSkip(ud_skip(q.psn)),
+    };
+    ReqStep::Packet(PacketPlan {
+        opcode,
+        mask,
+        psn: q.psn,
+        payload,
+        ack_req: ack_req(q.t, mask.contains(Mask::END), flags),
+        solicited: solicited(w.send_flags, mask),
+        took_rd_atomic,
+    })
+}
+
+/// What the requester stores once a planned packet is sent
+/// (`update_wqe_state`, `update_wqe_psn`, `update_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct AfterSend {
+    /// The WQE's new state.
+    pub(crate) state: WqeState,
+    /// Its first and last PSN, set by the first packet.
+    pub(crate) wqe_psns: Option<(u32, u32)>,
+    /// Bytes it has left to send.
+    pub(crate) resid: u32,
+    /// The requester's next PSN.
+    pub(crate) next_psn: u32,
+    /// The requester's previous opcode.
+    pub(crate) prev_opcode: u8,
+    /// The requester moves to the next WQE.
+    pub(crate) next_wqe: bool,
+}
+
+/// The updates after sending packet `p` of WQE `w` (with `mtu` bytes per
+/// packet) on a QP of type `t`.
+pub(crate) fn after_send(t: QpType, w: &SendView, p: &PacketPlan, mtu: u32) -> AfterSend {
+    let step = psn_after_packet(p.mask, p.psn, w.first_psn, w.resid, mtu);
+    AfterSend {
+        state: state_after_packet(t, p.mask),
+        wqe_psns: step.wqe_psns,
+        // A flush carries nothing and leaves nothing (oA19-2).
+        resid: if p.mask.intersects(Mask::FLUSH) {
+            0
+        } else {
+            w.resid - p.payload.min(w.resid)
+        },
+        next_psn: step.next_psn,
+        prev_opcode: p.opcode,
+        next_wqe: p.mask.contains(Mask::END),
+    }
+}

@@ -440,3 +440,166 @@ fn rewind_walk() {
     assert_eq!((x.resid, x.prev_opcode), (1024, None));
     let _ = wr_mask::SEND;
 }
+
+fn view(wr_op: u32, resid: u32) -> SendView {
+    SendView {
+        wr_op,
+        send_flags: 0,
+        wr_mask: wr_opcode_mask(wr_op, Rc),
+        resid,
+        first_psn: 0,
+        num_sge: 1,
+        cur_sge: 0,
+        has_rd_atomic: false,
+    }
+}
+
+fn qview(psn: u32) -> ReqView {
+    ReqView {
+        t: Rc,
+        mtu: 1024,
+        max_sge: 4,
+        at_head: true,
+        rd_atomic_free: 2,
+        max_rd_atomic: 2,
+        psn,
+        comp_psn: psn,
+        prev_opcode: None,
+        skb_out_high: false,
+    }
+}
+
+#[test]
+fn plan_a_whole_send() {
+    let mut w = view(wr::SEND_WITH_IMM, 2500);
+    let mut q = qview(0xff_ffff);
+    let mut f = ReqFlags::default();
+    let mut got = Vec::new();
+    loop {
+        let ReqStep::Packet(p) = plan(&w, &q, &mut f, || panic!("no credit needed")) else {
+            panic!("no packet");
+        };
+        let a = after_send(Rc, &w, &p, q.mtu);
+        got.push((p.opcode, p.psn, p.payload, a.state));
+        if let Some((first, _)) = a.wqe_psns {
+            w.first_psn = first;
+        }
+        w.resid = a.resid;
+        q.psn = a.next_psn;
+        q.prev_opcode = Some(a.prev_opcode);
+        if a.next_wqe {
+            break;
+        }
+    }
+    assert_eq!(
+        got,
+        [
+            (RC_SEND_FIRST, 0xff_ffff, 1024, WqeState::Processing),
+            (RC_SEND_MIDDLE, 0, 1024, WqeState::Processing),
+            (RC_SEND_LAST_WITH_IMMEDIATE, 1, 452, WqeState::Pending)
+        ]
+    );
+    assert_eq!(q.psn, 2);
+}
+
+#[test]
+fn plan_waits_and_failures() {
+    use crate::rxe_comp_check::WcStatus;
+    let mut f = ReqFlags::default();
+    // A list longer than the queue allows (a user ring's garbage).
+    let mut w = view(wr::SEND, 10);
+    w.num_sge = 5;
+    assert_eq!(
+        plan(&w, &qview(0), &mut f, || true),
+        ReqStep::Fail(WcStatus::LocQpOp)
+    );
+    let mut w = view(wr::SEND, 10);
+    w.cur_sge = 4;
+    assert_eq!(
+        plan(&w, &qview(0), &mut f, || true),
+        ReqStep::Fail(WcStatus::LocQpOp)
+    );
+    // ... but an empty message does not read the list.
+    let mut w = view(wr::SEND, 0);
+    w.cur_sge = 4;
+    assert!(matches!(
+        plan(&w, &qview(0), &mut f, || true),
+        ReqStep::Packet(_)
+    ));
+    // Fences.
+    let mut q = qview(0);
+    q.at_head = false;
+    assert_eq!(
+        plan(&view(wr::LOCAL_INV, 0), &q, &mut f, || true),
+        ReqStep::Wait(Wait::Fence)
+    );
+    assert!(f.wait_fence);
+    assert_eq!(
+        plan(&view(wr::LOCAL_INV, 0), &qview(0), &mut f, || true),
+        ReqStep::LocalOp
+    );
+    // The window.
+    let mut q = qview(200);
+    q.comp_psn = 0;
+    assert_eq!(
+        plan(&view(wr::SEND, 1), &q, &mut f, || true),
+        ReqStep::Wait(Wait::Window)
+    );
+    assert!(f.wait_psn);
+    // Packets in flight.
+    let mut q = qview(0);
+    q.skb_out_high = true;
+    assert_eq!(
+        plan(&view(wr::SEND, 1), &q, &mut f, || true),
+        ReqStep::Wait(Wait::SkbOut)
+    );
+    // No credit for a read.
+    let mut f = ReqFlags::default();
+    assert_eq!(
+        plan(&view(wr::RDMA_READ, 100), &qview(0), &mut f, || false),
+        ReqStep::Wait(Wait::RdAtomic)
+    );
+    assert!(f.need_rd_atomic);
+    let ReqStep::Packet(p) = plan(&view(wr::RDMA_READ, 5000), &qview(0), &mut f, || true) else {
+        panic!()
+    };
+    assert!(p.took_rd_atomic && !f.need_rd_atomic);
+    assert_eq!((p.opcode, p.payload), (RC_RDMA_READ_REQUEST, 0));
+    let a = after_send(Rc, &view(wr::RDMA_READ, 5000), &p, 1024);
+    assert_eq!((a.wqe_psns, a.next_psn, a.resid), (Some((0, 4)), 5, 5000));
+    // A retried read holds its credit already.
+    let mut w = view(wr::RDMA_READ, 100);
+    w.has_rd_atomic = true;
+    let ReqStep::Packet(p) = plan(&w, &qview(0), &mut f, || panic!("second credit")) else {
+        panic!()
+    };
+    assert!(!p.took_rd_atomic);
+    // An opcode the QP type cannot send.
+    let mut q = qview(0);
+    q.t = Uc;
+    assert_eq!(
+        plan(&view(wr::RDMA_READ, 1), &q, &mut f, || true),
+        ReqStep::Fail(WcStatus::LocQpOp)
+    );
+    // A too long UD message.
+    let mut q = qview(9);
+    q.t = Ud;
+    let mut w = view(wr::SEND, 1025);
+    w.wr_mask = wr_opcode_mask(wr::SEND, Ud);
+    assert_eq!(plan(&w, &q, &mut f, || true), ReqStep::UdSkip(ud_skip(9)));
+    // A flush leaves nothing to send.
+    let mut w = view(wr::FLUSH, 64);
+    w.has_rd_atomic = true;
+    let ReqStep::Packet(p) = plan(&w, &qview(0), &mut f, || true) else {
+        panic!()
+    };
+    assert_eq!(after_send(Rc, &w, &p, 1024).resid, 0);
+    // A solicited send sets SE on its only packet.
+    let mut w = view(wr::SEND, 1);
+    w.send_flags = SEND_SOLICITED | SEND_SIGNALED;
+    let ReqStep::Packet(p) = plan(&w, &qview(0), &mut f, || true) else {
+        panic!()
+    };
+    assert!(p.solicited && p.ack_req);
+    assert_eq!(after_send(Uc, &w, &p, 1024).state, WqeState::Done);
+}
