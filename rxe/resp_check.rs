@@ -28,6 +28,7 @@ use crate::{
     wire::{
         ext::{
             syndrome,
+            Atmeth,
             Reth, //
         },
         opcode::{
@@ -143,8 +144,14 @@ pub(crate) struct ReqPkt {
     pub(crate) ack_req: bool,
     /// Its RETH, if it has one.
     pub(crate) reth: Option<Reth>,
+    /// Its AtomicETH, if it has one.
+    pub(crate) atmeth: Option<Atmeth>,
     /// Its FETH placement type, for a flush.
     pub(crate) flush_type: u8,
+    /// Its FETH selectivity level, for a flush.
+    pub(crate) flush_level: u8,
+    /// Its IETH's rkey, for a send with invalidate.
+    pub(crate) inv_rkey: Option<u32>,
 }
 
 /// The responder's own state (`struct rxe_resp_info`, less its buffers).
@@ -169,6 +176,9 @@ pub(crate) struct RespInfo {
     pub(crate) status: WcStatus,
     /// The syndrome of this run's acknowledgement.
     pub(crate) aeth_syndrome: u8,
+    /// The responder resource being answered (a read's later responses,
+    /// a replay), as an index in [`Resources`].
+    pub(crate) res: Option<usize>,
 }
 
 impl RespInfo {
@@ -952,5 +962,501 @@ pub(crate) fn recv_wc(mask: Mask, write_len: u32, wqe_len: u32, wqe_resid: u32) 
         (WC_RECV_RDMA_WITH_IMM, write_len)
     } else {
         (WC_RECV, wqe_len.saturating_sub(wqe_resid))
+    }
+}
+
+/// Where an RDMA request's remote buffer is (`qp->resp.va`, `offset`,
+/// `rkey`, `resid`, `length`): set by its first packet, advanced by each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RdmaCtx {
+    /// The remote address the next byte goes to (without the offset).
+    pub(crate) va: u64,
+    /// Added to `va` (a zero-based memory window's address).
+    pub(crate) offset: u64,
+    /// The key the request named (0 for an empty read or write).
+    pub(crate) rkey: u32,
+    /// Bytes left.
+    pub(crate) resid: u32,
+    /// Bytes in all.
+    pub(crate) length: u32,
+}
+
+impl RdmaCtx {
+    /// The context a RETH starts (`qp_resp_from_reth`).
+    pub(crate) fn from_reth(mask: Mask, reth: &Reth) -> Self {
+        Self {
+            va: reth.va,
+            offset: 0,
+            rkey: reth_rkey(mask, reth),
+            resid: reth.len,
+            length: reth.len,
+        }
+    }
+
+    /// The context an AtomicETH starts (`qp_resp_from_atmeth`); the length
+    /// stays the previous request's, as in the C driver.
+    pub(crate) fn with_atmeth(&self, a: &Atmeth) -> Self {
+        Self {
+            va: a.va,
+            offset: 0,
+            rkey: a.rkey,
+            resid: 8,
+            length: self.length,
+        }
+    }
+
+    /// The address the next byte goes to.
+    pub(crate) fn iova(&self) -> u64 {
+        self.va.wrapping_add(self.offset)
+    }
+}
+
+/// The QP's attributes the responder reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RespCfg {
+    /// The QP type.
+    pub(crate) t: QpType,
+    /// The path MTU in bytes.
+    pub(crate) mtu: u32,
+    /// `qp_access_flags`.
+    pub(crate) access: u32,
+    /// `max_dest_rd_atomic`.
+    pub(crate) max_dest_rd_atomic: u32,
+    /// The QP takes its receives from an SRQ.
+    pub(crate) has_srq: bool,
+    /// `min_rnr_timer`.
+    pub(crate) min_rnr_timer: u8,
+}
+
+/// What the responder does to the QP.
+pub(crate) trait RespEnv {
+    /// The request at the head of the QP's request queue, left there.
+    fn peek_req(&mut self) -> Option<ReqPkt>;
+    /// Takes a receive WQE (the RQ's head, or one popped from the SRQ with
+    /// its limit event); `Err` with [`RespState::ErrRnr`] when there is
+    /// none, [`RespState::ErrMalformedWqe`] when it has too many entries.
+    fn take_recv_wqe(&mut self) -> Result<(), RespState>;
+    /// Whether a receive WQE is held.
+    fn has_recv_wqe(&self) -> bool;
+    /// Bytes the held receive WQE's buffers take (0 without one).
+    fn recv_len(&self) -> u32;
+    /// Resolves `rkey` for `access` over `len` bytes at `iova` (the whole
+    /// region for a `whole_mr` flush), holding the memory for the request;
+    /// the offset a zero-based window adds, or `Err` for a violation.
+    fn resolve_rkey(
+        &mut self,
+        rkey: u32,
+        access: u32,
+        iova: u64,
+        len: u32,
+        whole_mr: bool,
+    ) -> Result<u64, ()>;
+    /// Releases the memory a request held.
+    fn drop_mr(&mut self);
+    /// Copies a send's payload (after the network header on UD) into the
+    /// receive WQE: `Err` with [`RespState::ErrLength`] or
+    /// [`RespState::ErrMalformedWqe`].
+    fn recv_data(&mut self) -> Result<(), RespState>;
+    /// Copies a write's payload to `iova` of the held memory.
+    fn write_data(&mut self, iova: u64) -> Result<(), ()>;
+    /// Invalidates `rkey` (send with invalidate); `Err` if it cannot be.
+    fn invalidate(&mut self, rkey: u32) -> Result<(), ()>;
+    /// Re-resolves a read's `rkey` for its later responses and replays;
+    /// `Err` if the memory went away.
+    fn recheck_mr(&mut self, rkey: u32) -> Result<(), ()>;
+    /// Sends read response `rr` with its payload from `iova`; `Err` with
+    /// [`RespState::ErrRnr`] (no packet) or
+    /// [`RespState::ErrRkeyViolation`] (copy).
+    fn send_read_response(&mut self, rr: &ReadResp, iova: u64, msn: u32) -> Result<(), RespState>;
+    /// Does the current atomic at `iova`; the original value, or `Err`
+    /// with the state the failure goes to.
+    fn atomic(&mut self, iova: u64) -> Result<u64, RespState>;
+    /// Does the current atomic write at `iova`.
+    fn atomic_write(&mut self, iova: u64) -> Result<(), RespState>;
+    /// Makes `len` bytes at `iova` (the held region for `whole_mr`)
+    /// persistent or visible as `flush_type` asks.
+    fn flush(&mut self, iova: u64, len: u32, flush_type: u8, whole_mr: bool) -> Result<(), ()>;
+    /// Posts the receive completion with `status` and releases the
+    /// receive WQE (nothing without one); `Err` when the completion queue
+    /// overflowed.
+    fn complete(&mut self, status: WcStatus) -> Result<(), ()>;
+    /// Whether the QP moved to the error state meanwhile.
+    fn in_error(&self) -> bool;
+    /// Sends an acknowledgement with the MSN `msn`; `orig` is an atomic
+    /// ACK's original value.
+    fn send_ack(&mut self, ack: &Ack, msn: u32, orig: u64);
+    /// Sets the receive WQE back to its start (UC class D1).
+    fn reset_recv_wqe(&mut self);
+    /// Raises the QP's access error event.
+    fn access_error_event(&mut self);
+    /// Drops the request at the head of the queue (and the memory held).
+    fn release_req(&mut self);
+    /// Counts an event in port counter `index`.
+    fn count(&mut self, index: usize);
+    /// Moves the QP to the error state.
+    fn qp_error(&mut self);
+}
+
+/// The responder's state for a run: its counters, the RDMA context and
+/// the resources.
+pub(crate) struct Responder<'a> {
+    /// Its counters.
+    pub(crate) info: &'a mut RespInfo,
+    /// The current RDMA request's buffer.
+    pub(crate) ctx: &'a mut RdmaCtx,
+    /// The read/atomic replay resources.
+    pub(crate) res: Resources<'a>,
+}
+
+/// One responder run (`rxe_receiver` after its QP state checks, which
+/// flush in ERR and RESET): answers at most one request packet (or one
+/// read response) and returns whether to run again.
+pub(crate) fn run<E: RespEnv>(env: &mut E, cfg: &RespCfg, r: &mut Responder<'_>) -> bool {
+    r.info.aeth_syndrome = syndrome::ACK_UNLIMITED;
+    let mut pkt: Option<ReqPkt> = None;
+    let mut state = RespState::GetReq;
+    // Every path through the states is finite; the bound only guards a
+    // mistake from looping in softirq-free but still shared context.
+    for _ in 0..64 {
+        state = match (state, pkt) {
+            (RespState::GetReq, _) => match env.peek_req() {
+                None => RespState::Exit,
+                Some(p) => {
+                    pkt = Some(p);
+                    if r.info.res.is_some() {
+                        RespState::ReadReply
+                    } else {
+                        RespState::ChkPsn
+                    }
+                }
+            },
+            (RespState::Done, _) | (RespState::Exit, _) => {
+                if r.info.goto_error {
+                    RespState::Error
+                } else {
+                    return state == RespState::Done;
+                }
+            }
+            (RespState::Error, _) => {
+                r.info.goto_error = false;
+                env.qp_error();
+                return false;
+            }
+            (RespState::Cleanup, _) => {
+                if pkt.is_some() {
+                    env.release_req();
+                } else {
+                    env.drop_mr();
+                }
+                RespState::Done
+            }
+            (s, Some(p)) => step(env, cfg, r, s, &p),
+            // Every other state has a packet.
+            (_, None) => RespState::Exit,
+        };
+    }
+    r.info.goto_error = false;
+    env.qp_error();
+    false
+}
+
+/// One state with a request at hand.
+fn step<E: RespEnv>(
+    env: &mut E,
+    cfg: &RespCfg,
+    r: &mut Responder<'_>,
+    state: RespState,
+    p: &ReqPkt,
+) -> RespState {
+    use RespState::*;
+    let t = cfg.t;
+    match state {
+        ChkPsn => {
+            let (next, count) = check_psn(t, p, r.info);
+            if let Some(c) = count {
+                env.count(c);
+            }
+            next
+        }
+        ChkOpSeq => check_op_seq(t, p.opcode, r.info),
+        ChkOpValid => check_op_valid(t, p, cfg.access, r.info),
+        ChkResource => match check_resource(p.mask, cfg.max_dest_rd_atomic) {
+            Resource::None => ChkLength,
+            Resource::TooMany => ErrTooManyRdmaAtmReq,
+            Resource::RecvWqe => match env.take_recv_wqe() {
+                Ok(()) => ChkLength,
+                Err(s) => s,
+            },
+        },
+        ChkLength => check_length(t, p, cfg.mtu, env.recv_len()),
+        ChkRkey => chk_rkey(env, cfg, r, p),
+        Execute => execute(env, cfg, r, p),
+        ReadReply => read_reply(env, cfg, r, p),
+        AtomicReply | AtomicWriteReply => {
+            let idx = match r.info.res {
+                Some(i) => i,
+                None => {
+                    let kind = if state == AtomicReply {
+                        ResKind::Atomic
+                    } else {
+                        ResKind::AtomicWrite
+                    };
+                    match r.res.prepare(ReplayRes::single(kind, p.psn)) {
+                        Some(i) => i,
+                        None => return ErrTooManyRdmaAtmReq,
+                    }
+                }
+            };
+            r.info.res = Some(idx);
+            let replay = r.res.get(idx).is_some_and(|x| x.replay);
+            if !replay {
+                let iova = r.ctx.iova();
+                if state == AtomicReply {
+                    match env.atomic(iova) {
+                        Ok(orig) => {
+                            if let Some(x) = r.res.get(idx) {
+                                x.orig_val = orig;
+                            }
+                        }
+                        Err(s) => return s,
+                    }
+                } else {
+                    if let Err(s) = env.atomic_write(iova) {
+                        return s;
+                    }
+                    r.ctx.resid = 0;
+                }
+                executed(p, r.info);
+            }
+            Acknowledge
+        }
+        ProcessFlush => {
+            let idx = match r.info.res {
+                Some(i) => i,
+                None => {
+                    let res = ReplayRes {
+                        kind: ResKind::Flush,
+                        va: r.ctx.iova(),
+                        length: r.ctx.length,
+                        flush_type: p.flush_type,
+                        flush_level: p.flush_level,
+                        ..ReplayRes::single(ResKind::Flush, p.psn)
+                    };
+                    match r.res.prepare(res) {
+                        Some(i) => i,
+                        None => return ErrTooManyRdmaAtmReq,
+                    }
+                }
+            };
+            r.info.res = Some(idx);
+            let Some(x) = r.res.get(idx).copied() else {
+                return ErrTooManyRdmaAtmReq;
+            };
+            if x.replay {
+                return Acknowledge;
+            }
+            let whole = x.flush_level == FLUSH_MR;
+            if env.flush(x.va, x.length, x.flush_type, whole).is_err() {
+                return rkey_violation(p.mask);
+            }
+            executed(p, r.info);
+            Acknowledge
+        }
+        Complete => {
+            if env.complete(r.info.status).is_err() {
+                return ErrCqOverflow;
+            }
+            if env.in_error() {
+                // Completed once; the rest is flushed at the next run.
+                Cleanup
+            } else if t == QpType::Rc {
+                Acknowledge
+            } else {
+                Cleanup
+            }
+        }
+        Acknowledge => {
+            if let Some(ack) = acknowledge(t, p, r.info.aeth_syndrome) {
+                let orig = r
+                    .info
+                    .res
+                    .and_then(|i| r.res.get(i).map(|x| x.orig_val))
+                    .unwrap_or(0);
+                env.send_ack(&ack, r.info.msn, orig);
+                // An atomic's or flush's answer ends its resource's use.
+                if ack.opcode != code::RC_ACKNOWLEDGE {
+                    r.info.res = None;
+                }
+            }
+            Cleanup
+        }
+        DuplicateRequest => match duplicate(p, &mut r.res, r.info.ack_psn) {
+            Duplicate::AckAgain(psn) => {
+                let ack = Ack {
+                    opcode: code::RC_ACKNOWLEDGE,
+                    syn: syndrome::ACK_UNLIMITED,
+                    psn,
+                };
+                env.send_ack(&ack, r.info.msn, 0);
+                Cleanup
+            }
+            Duplicate::Drop => Cleanup,
+            Duplicate::Read(i) => {
+                r.info.res = Some(i);
+                ReadReply
+            }
+            Duplicate::Atomic(i) => {
+                r.info.res = Some(i);
+                AtomicReply
+            }
+            Duplicate::AtomicWrite(i) => {
+                r.info.res = Some(i);
+                AtomicWriteReply
+            }
+            Duplicate::Flush(i) => {
+                r.info.res = Some(i);
+                ProcessFlush
+            }
+        },
+        err => {
+            let Some(a) = error_action(err, t, cfg.has_srq, env.has_recv_wqe(), cfg.min_rnr_timer)
+            else {
+                return Exit;
+            };
+            apply_error(&a, r.info);
+            if let Some(c) = a.count {
+                env.count(c);
+            }
+            if let Some((syn, at_expected)) = a.nak_now {
+                let psn = if at_expected { r.info.psn } else { p.psn };
+                let ack = Ack {
+                    opcode: code::RC_ACKNOWLEDGE,
+                    syn,
+                    psn,
+                };
+                env.send_ack(&ack, r.info.msn, 0);
+            }
+            if a.access_event {
+                env.access_error_event();
+            }
+            if a.reset_wqe {
+                env.reset_recv_wqe();
+                env.drop_mr();
+            }
+            a.next
+        }
+    }
+}
+
+/// `check_rkey`: the request's buffer and key, resolved.
+fn chk_rkey<E: RespEnv>(
+    env: &mut E,
+    cfg: &RespCfg,
+    r: &mut Responder<'_>,
+    p: &ReqPkt,
+) -> RespState {
+    let m = p.mask;
+    if m.intersects(Mask::READ_OR_WRITE.or(Mask::ATOMIC_WRITE).or(Mask::FLUSH)) {
+        if let Some(reth) = &p.reth {
+            *r.ctx = RdmaCtx::from_reth(m, reth);
+        }
+    } else if m.intersects(Mask::ATOMIC) {
+        if let Some(a) = &p.atmeth {
+            *r.ctx = r.ctx.with_atmeth(a);
+        }
+    }
+    if rkey_skipped(p) {
+        return RespState::Execute;
+    }
+    let whole = m.intersects(Mask::FLUSH) && p.flush_level == FLUSH_MR;
+    let access = rkey_access(m, p.flush_type);
+    match env.resolve_rkey(r.ctx.rkey, access, r.ctx.iova(), r.ctx.resid, whole) {
+        Ok(offset) => r.ctx.offset = offset,
+        Err(()) => return rkey_violation(m),
+    }
+    if let Err(s) = check_rdma_payload(p, r.ctx.resid, cfg.mtu) {
+        env.drop_mr();
+        return s;
+    }
+    RespState::Execute
+}
+
+/// `execute`: a new request's effect.
+fn execute<E: RespEnv>(env: &mut E, cfg: &RespCfg, r: &mut Responder<'_>, p: &ReqPkt) -> RespState {
+    let m = p.mask;
+    if m.intersects(Mask::SEND) {
+        if let Err(s) = env.recv_data() {
+            return s;
+        }
+    } else if m.intersects(Mask::WRITE) {
+        // An empty write names no memory (C9-88).
+        if p.payload > 0 && env.write_data(r.ctx.iova()).is_err() {
+            return rkey_violation(m);
+        }
+        r.ctx.va = r.ctx.va.wrapping_add(u64::from(p.payload));
+        r.ctx.resid = r.ctx.resid.saturating_sub(p.payload);
+    } else if m.intersects(Mask::READ) {
+        // The MSN counts a read when it is accepted (C9-148).
+        r.info.msn = psn_add(r.info.msn, 1);
+        return RespState::ReadReply;
+    } else if m.intersects(Mask::ATOMIC) {
+        return RespState::AtomicReply;
+    } else if m.intersects(Mask::ATOMIC_WRITE) {
+        return RespState::AtomicWriteReply;
+    } else if m.intersects(Mask::FLUSH) {
+        return RespState::ProcessFlush;
+    }
+    if m.intersects(Mask::IETH) {
+        if let Some(rkey) = p.inv_rkey {
+            if env.invalidate(rkey).is_err() {
+                return RespState::ErrInvalidateRkey;
+            }
+        }
+    }
+    executed(p, r.info);
+    after_execute(cfg.t, m)
+}
+
+/// `read_reply`: the next response of a read (new, continued or replayed).
+fn read_reply<E: RespEnv>(
+    env: &mut E,
+    cfg: &RespCfg,
+    r: &mut Responder<'_>,
+    p: &ReqPkt,
+) -> RespState {
+    let idx = match r.info.res {
+        Some(i) => i,
+        None => {
+            let res = ReplayRes::read(p.psn, r.ctx.iova(), r.ctx.rkey, r.ctx.resid, cfg.mtu);
+            match r.res.prepare(res) {
+                Some(i) => i,
+                None => return RespState::ErrTooManyRdmaAtmReq,
+            }
+        }
+    };
+    r.info.res = Some(idx);
+    let Some(x) = r.res.get(idx).copied() else {
+        return RespState::ErrTooManyRdmaAtmReq;
+    };
+    // The first response of a new read uses the memory its rkey check
+    // holds (none for an empty read); every other looks the key up again,
+    // as the memory may have gone since.
+    let fresh = x.state == ReadState::New && (!x.replay || r.ctx.length == 0);
+    if !fresh && env.recheck_mr(x.rkey).is_err() {
+        return RespState::ErrRkeyViolation;
+    }
+    let rr = read_response(&x, cfg.mtu);
+    if let Err(s) = env.send_read_response(&rr, x.va, r.info.msn) {
+        return s;
+    }
+    let Some(x) = r.res.get(idx) else {
+        return RespState::ErrTooManyRdmaAtmReq;
+    };
+    if read_response_sent(x, &rr, r.info) {
+        r.info.res = None;
+        RespState::Cleanup
+    } else {
+        env.drop_mr();
+        RespState::Done
     }
 }

@@ -8,3 +8,4 @@
 mod comp;
 mod req;
 mod resp;
+mod resp_run;

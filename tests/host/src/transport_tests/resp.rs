@@ -20,7 +20,10 @@ fn pkt(opcode: u8, psn: u32, payload: u32) -> ReqPkt {
         pad: (payload.wrapping_neg() & 3) as u8,
         ack_req: false,
         reth: None,
+        atmeth: None,
         flush_type: 0,
+        flush_level: 0,
+        inv_rkey: None,
     }
 }
 
