@@ -26,4 +26,5 @@
 #include "glue_queue.h"
 #include "glue_qp.h"
 #include "glue_mr.h"
+#include "glue_data.h"
 #include "cm/glue_cm.h"

@@ -14,6 +14,10 @@
 //! with `EOPNOTSUPP`, the C driver's answer without ODP support.
 
 use crate::{
+    access::{
+        self,
+        RemoteError, //
+    },
     device::{
         Rxe,
         RxeDev, //
@@ -36,7 +40,8 @@ use crate::{
             MrKeys,
             MrPages,
             PdId,
-            UserMrRequest, //
+            UserMrRequest,
+            WordOp, //
         },
         pool::{
             Pool,
@@ -202,6 +207,49 @@ impl Mr {
                     iova += n as u64;
                 }
                 Ok(())
+            }
+        }
+    }
+
+    /// Does `op` on the 64-bit word at `iova` (`rxe_mr_do_atomic_op`,
+    /// `rxe_mr_do_atomic_write`) and returns the word's value before (0
+    /// for a store). [`RemoteError::RkeyViolation`] if the region is not
+    /// valid, the word not in its range or not mapped;
+    /// [`RemoteError::Misaligned`] if not 8-byte aligned. Atomic with
+    /// respect to the other atomics on the word (see [`WordOp`]), and to
+    /// deregistration, which waits for the region's lock.
+    pub(crate) fn word_op(&self, iova: u64, op: WordOp) -> Result<u64, RemoteError> {
+        let g = self.inner.lock();
+        if g.state != MrState::Valid {
+            return Err(RemoteError::RkeyViolation);
+        }
+        match &g.mem {
+            Memory::None => Err(RemoteError::RkeyViolation),
+            Memory::Kernel(k) => {
+                if !access::atomic_aligned(iova) {
+                    return Err(RemoteError::Misaligned);
+                }
+                k.word_op(iova, op).map_err(|_| RemoteError::RkeyViolation)
+            }
+            Memory::Pages(pages) => {
+                check_range(self.kind, &g, iova, 8).map_err(|_| RemoteError::RkeyViolation)?;
+                let geo = PageGeometry {
+                    page_shift: g.page_shift,
+                    cpu_page_shift: PAGE_SHIFT as u32,
+                    iova: g.iova,
+                };
+                let index =
+                    usize::try_from(geo.index(iova)).map_err(|_| RemoteError::RkeyViolation)?;
+                let offset = geo.offset(iova) as usize;
+                let in_page = pages
+                    .page_offset(index, offset)
+                    .map_err(|_| RemoteError::RkeyViolation)?;
+                if !access::atomic_aligned(in_page as u64) {
+                    return Err(RemoteError::Misaligned);
+                }
+                pages
+                    .word_op(index, offset, op)
+                    .map_err(|_| RemoteError::RkeyViolation)
             }
         }
     }

@@ -7,3 +7,4 @@
 #include "../core/glue_queue.c"
 #include "../core/glue_qp.c"
 #include "../core/glue_mr.c"
+#include "../core/glue_data.c"

@@ -9,12 +9,16 @@
 #[path = "../core/rdma/mod.rs"]
 pub mod rdma;
 
+pub mod access;
 mod ah;
+mod atomic;
 pub mod av;
 #[expect(dead_code, reason = "the completer's logic, for comp.rs (issue #4)")]
 mod comp_check;
+mod copy;
 mod cq;
 mod device;
+pub mod dma;
 pub mod keys;
 mod link;
 mod mcast;

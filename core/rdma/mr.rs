@@ -37,7 +37,14 @@ use kernel::{
         PAGE_SIZE, //
     },
     prelude::*,
-    sync::Arc,
+    sync::{
+        atomic::{
+            Atomic,
+            Full,
+            Release, //
+        },
+        Arc, //
+    },
 };
 
 /// The identity of a protection domain, to compare the PD of an object with
@@ -95,6 +102,65 @@ unsafe fn copy_page(
     }
 }
 
+/// An operation on an aligned 64-bit word of a region, for the atomic
+/// requests of the transport.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WordOp {
+    /// Stores `swap` if the word is `compare` (`CMP_SWP`).
+    CompareSwap {
+        /// The value compared.
+        compare: u64,
+        /// The value stored if equal.
+        swap: u64,
+    },
+    /// Adds to the word, wrapping (`FETCH_ADD`).
+    FetchAdd(u64),
+    /// Stores the word after all earlier accesses (`ATOMIC_WRITE`, the C
+    /// driver's `smp_store_release`).
+    StoreRelease(u64),
+}
+
+/// Does `op` on the 64-bit word at `offset` in `page`, atomically with
+/// respect to any other atomic access to the word, and returns the word's
+/// value before (0 for a store). `EINVAL` unless `offset` is 8-byte aligned
+/// and the word lies in the page.
+///
+/// The C driver serialises its atomics with one global spinlock and plain
+/// accesses; a locked hardware operation gives the same atomicity against
+/// other requests, and against CPU atomics of the memory's owner too.
+///
+/// # Safety
+///
+/// `page` is a valid page for the call.
+#[inline]
+unsafe fn word_op(page: NonNull<bindings::page>, offset: usize, op: WordOp) -> Result<u64> {
+    if offset % 8 != 0 || offset.checked_add(8).is_none_or(|end| end > PAGE_SIZE) {
+        return Err(EINVAL);
+    }
+    // SAFETY: the page is valid (the caller's promise); the mapping is
+    // undone below, before returning.
+    let va = unsafe { bindings::rrxe_kmap_local_page(page.as_ptr()) };
+    // SAFETY: `va` maps the whole page and the word is inside it, 8-byte
+    // aligned (checked above), so valid for atomic accesses while mapped.
+    // Accesses by other requests are atomic too; plain accesses by the
+    // memory's owner race as they do with the C driver and any RDMA
+    // device (the owner's business, IBA o9-19 leaves them undefined).
+    let word = unsafe { Atomic::<u64>::from_ptr(va.cast::<u8>().add(offset).cast::<u64>()) };
+    let old = match op {
+        WordOp::CompareSwap { compare, swap } => {
+            word.cmpxchg(compare, swap, Full).unwrap_or_else(|old| old)
+        }
+        WordOp::FetchAdd(add) => word.fetch_add(add, Full),
+        WordOp::StoreRelease(value) => {
+            word.store(value, Release);
+            0
+        }
+    };
+    // SAFETY: the mapping made above, ended once, no reference to it left.
+    unsafe { bindings::rrxe_kunmap_local(va) };
+    Ok(old)
+}
+
 /// The memory of a DMA region: all of kernel memory, by kernel virtual
 /// address. Only the core makes one, for `get_dma_mr`.
 pub struct KernelMemory(());
@@ -119,6 +185,17 @@ impl KernelMemory {
             addr = addr.wrapping_add(n as u64);
         }
         Ok(())
+    }
+
+    /// Does `op` on the word at kernel address `addr` (see [`WordOp`]):
+    /// `EINVAL` if misaligned, `EFAULT` if no page is there.
+    #[inline]
+    pub fn word_op(&self, addr: u64, op: WordOp) -> Result<u64> {
+        // SAFETY: as for `copy`: a DMA region's kernel user granted access.
+        let page = unsafe { bindings::rrxe_virt_dma_to_page(addr) };
+        let page = NonNull::new(page).ok_or(EFAULT)?;
+        // SAFETY: the page of a live kernel address, see above.
+        unsafe { word_op(page, (addr as usize) & (PAGE_SIZE - 1), op) }
     }
 }
 
@@ -252,6 +329,24 @@ impl MrPages {
         // SAFETY: the page is valid while `self` lives (type invariant).
         unsafe { copy_page(info.page, offset, &mut buf[..n], dir) }.map_err(|_| EFAULT)?;
         Ok(n)
+    }
+
+    /// Where entry `index` at `offset` from the start of the region page in
+    /// it is in its CPU page: `EFAULT` if there is no such entry.
+    pub fn page_offset(&self, index: usize, offset: usize) -> Result<usize> {
+        let info = self.pages.get(index).ok_or(EFAULT)?;
+        info.offset.checked_add(offset).ok_or(EFAULT)
+    }
+
+    /// Does `op` on the word at `offset` from the start of the region page
+    /// in entry `index` (see [`WordOp`]): `EFAULT` if there is no such
+    /// entry, `EINVAL` if the word is misaligned or not in the CPU page.
+    #[inline]
+    pub fn word_op(&self, index: usize, offset: usize, op: WordOp) -> Result<u64> {
+        let info = self.pages.get(index).ok_or(EFAULT)?;
+        let offset = info.offset.checked_add(offset).ok_or(EFAULT)?;
+        // SAFETY: the page is valid while `self` lives (type invariant).
+        unsafe { word_op(info.page, offset, op) }
     }
 }
 

@@ -89,3 +89,14 @@ pub mod rxe_resp_check;
 
 #[cfg(test)]
 mod transport_tests;
+
+#[path = "../../../rxe/dma.rs"]
+#[allow(dead_code)]
+pub mod rxe_dma;
+
+#[path = "../../../rxe/access.rs"]
+#[allow(dead_code)]
+pub mod rxe_access;
+
+// The data path's files name each other as the module does.
+use rxe_dma as dma;

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * C glue for the data path's memory access (see glue_data.h). Not compiled
+ * on its own: rxe/rxe_glue.c includes it.
+ */
+#include <linux/highmem.h>
+
+#include "glue_data.h"
+
+void *rrxe_kmap_local_page(struct page *page)
+{
+	return kmap_local_page(page);
+}
+
+void rrxe_kunmap_local(void *addr)
+{
+	kunmap_local(addr);
+}

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The transport's access to memory (`copy_data`, `check_rkey`,
+//! `rxe_recheck_mr`, `rxe_do_local_ops` of the C driver): copying a
+//! message to or from the entries of a WQE by lkey, reaching remote
+//! memory by rkey, and the local operations a send queue executes.
+//!
+//! - The requester gathers a payload with [`copy_data`] (access 0,
+//!   [`CopyDir::FromMr`]) or [`DmaInfo::take_inline`] for
+//!   `IB_SEND_INLINE`; the responder scatters a SEND into its receive WQE
+//!   with [`copy_data`] (`ACCESS_LOCAL_WRITE`, [`CopyDir::ToMr`]), and so
+//!   does the completer with RDMA READ responses and atomic acknowledgements.
+//! - The responder resolves the rkey of a RETH or AtomicETH with
+//!   [`lookup_rkey`], checks the range with [`RemoteMr::check_range`], then
+//!   copies with [`RemoteMr::copy`] or does the atomic of
+//!   [`crate::atomic`]. Later packets of an RDMA READ find the region
+//!   again with [`recheck_rkey`].
+//! - The requester executes LOCAL_INV, REG_MR and BIND_MW with
+//!   [`local_inv`], [`reg_mr`] and [`bind_mw`].
+//!
+//! A region's lock is held only for one copy into or out of it (see
+//! `mr.rs`), never across regions.
+
+use crate::{
+    access::{
+        RemoteError,
+        RemoteOp, //
+    },
+    device::RxeDev,
+    dma::{
+        self,
+        CopyError,
+        DmaInfo, //
+    },
+    keys,
+    mr::{
+        Lookup,
+        Mr, //
+    },
+    mw::BindRequest,
+    rdma::mr::{
+        CopyDir,
+        PdId, //
+    },
+};
+use kernel::{
+    prelude::*,
+    sync::Arc, //
+};
+
+/// The C errno of a [`CopyError`], for callers that report errnos.
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+pub(crate) fn copy_errno(e: CopyError) -> Error {
+    match e {
+        CopyError::Inval => EINVAL,
+        CopyError::NoSpc => ENOSPC,
+        CopyError::Fault => EFAULT,
+    }
+}
+
+/// What a region's copy error means to `copy_data`: `EFAULT` stays, any
+/// other (out of range) is `EINVAL`.
+fn from_mr_error(e: Error) -> CopyError {
+    if e == EFAULT {
+        CopyError::Fault
+    } else {
+        CopyError::Inval
+    }
+}
+
+/// Copies `buf` to (`ToMr`) or fills it from (`FromMr`) the next
+/// `buf.len()` bytes of a WQE's entries (`copy_data`), and moves its
+/// cursor `dma` past them. `list` is the WQE's bytes after its DMA state
+/// (the entries; at most the element's room). Each entry's lkey must name
+/// a valid region of `pd` granting `access` (`ACCESS_LOCAL_WRITE` to
+/// scatter, 0 to gather).
+///
+/// Errors as the C driver (the cursor is unchanged on an error):
+/// [`CopyError::Inval`] (`EINVAL`) for more bytes than `resid`, an lkey
+/// that names no such region, or a range outside it;
+/// [`CopyError::NoSpc`] (`ENOSPC`) when the entries end first;
+/// [`CopyError::Fault`] (`EFAULT`) for an unmapped page. The requester
+/// completes with [`CopyError::send_status`], the responder's receive
+/// with `RESPST_ERR_LENGTH` if [`CopyError::is_length`] else
+/// `RESPST_ERR_MALFORMED_WQE`, the completer with `IB_WC_LOC_PROT_ERR`.
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+pub(crate) fn copy_data(
+    rxe: &RxeDev,
+    pd: PdId,
+    access: u32,
+    dma: &mut DmaInfo,
+    list: &[u8],
+    buf: &mut [u8],
+    dir: CopyDir,
+) -> Result<(), CopyError> {
+    dma::walk(dma, list, buf.len(), |c| {
+        let mr = rxe
+            .mrs
+            .lookup(pd, access, c.sge.lkey, Lookup::Local)
+            .ok_or(CopyError::Inval)?;
+        let part = buf
+            .get_mut(c.buf_start..c.buf_start + c.len)
+            .ok_or(CopyError::Inval)?;
+        mr.copy(c.iova, part, dir).map_err(from_mr_error)
+    })
+}
+
+/// The memory an rkey names for a remote request: a region, reached
+/// directly or through a memory window, and the offset a zero-based window
+/// adds to the request's address (`qp->resp.mr`, `qp->resp.offset`).
+pub(crate) struct RemoteMr {
+    mr: Arc<Mr>,
+    offset: u64,
+}
+
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+impl RemoteMr {
+    /// The region.
+    pub(crate) fn mr(&self) -> &Arc<Mr> {
+        &self.mr
+    }
+
+    /// What the request's address is offset by (a zero-based window's
+    /// address, else 0): the region is accessed at `va + offset()`.
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// [`RemoteError::RkeyViolation`] unless `length` bytes at the
+    /// request's `va` are in the region (`check_rkey`'s `mr_check_range`;
+    /// as in the C driver, a window's own bounds are not checked, only its
+    /// region's).
+    pub(crate) fn check_range(&self, va: u64, length: u64) -> Result<(), RemoteError> {
+        self.mr
+            .check_range(va.wrapping_add(self.offset), length)
+            .map_err(|_| RemoteError::RkeyViolation)
+    }
+
+    /// Copies between `buf` and the region at the request's `va`
+    /// (`write_data_in`, `read_reply`): [`RemoteError::RkeyViolation`] on
+    /// any failure (out of range, unmapped, deregistered meanwhile).
+    pub(crate) fn copy(&self, va: u64, buf: &mut [u8], dir: CopyDir) -> Result<(), RemoteError> {
+        self.mr
+            .copy(va.wrapping_add(self.offset), buf, dir)
+            .map_err(|_| RemoteError::RkeyViolation)
+    }
+}
+
+/// Resolves the rkey of a remote request to QP `qpn` of PD `pd`
+/// (`check_rkey`): a memory window (`rxe_lookup_mw`: same PD, a type 2
+/// window bound through this QP, non-empty, granting the access of `op`,
+/// valid) with its region, or a region (`lookup_mr` by rkey: same PD,
+/// granting the access, valid). `None` is `RESPST_ERR_RKEY_VIOLATION`
+/// (with the access error event unless the request carries immediate
+/// data, `get_rkey_violation_state`). The caller checks the range next.
+///
+/// A zero-length RDMA READ or WRITE does not resolve its rkey (C9-88).
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+pub(crate) fn lookup_rkey(
+    rxe: &RxeDev,
+    pd: PdId,
+    qpn: u32,
+    op: RemoteOp,
+    rkey: u32,
+) -> Option<RemoteMr> {
+    let access = op.access();
+    if keys::rkey_is_mw(rkey) {
+        let mw = rxe.mws.lookup(pd, qpn, access, rkey)?;
+        let b = mw.binding.lock();
+        let mr = b.mr.clone()?;
+        let offset = if b.access & keys::ZERO_BASED != 0 {
+            b.addr
+        } else {
+            0
+        };
+        Some(RemoteMr { mr, offset })
+    } else {
+        let mr = rxe.mrs.lookup(pd, access, rkey, Lookup::Remote)?;
+        Some(RemoteMr { mr, offset: 0 })
+    }
+}
+
+/// Finds the region of an rkey again for a later packet of an RDMA READ
+/// response or its replay (`rxe_recheck_mr`): the window or region must
+/// still have that rkey and be valid; the access and range checked at the
+/// first packet are not checked again. The offset is 0: the caller keeps
+/// the address it computed with [`RemoteMr::offset`] at the first packet.
+/// `None` is `RESPST_ERR_RKEY_VIOLATION`.
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+pub(crate) fn recheck_rkey(rxe: &RxeDev, rkey: u32) -> Option<RemoteMr> {
+    let mr = if keys::rkey_is_mw(rkey) {
+        let mw = rxe.mws.get(rkey)?;
+        let b = mw.binding.lock();
+        if b.state != crate::mw::MwState::Valid {
+            return None;
+        }
+        b.mr.clone()?
+    } else {
+        let mr = rxe.mrs.get(keys::key_index(rkey))?;
+        if mr.keys().1 != rkey {
+            return None;
+        }
+        mr
+    };
+    (mr.state() == crate::mr::MrState::Valid).then_some(RemoteMr { mr, offset: 0 })
+}
+
+/// Executes LOCAL_INV of `rkey` (`rxe_do_local_ops`: `rxe_invalidate_mw`
+/// for a window's key, else `rxe_invalidate_mr`). `EINVAL` as the C
+/// driver; the WQE then completes with `IB_WC_LOC_QP_OP_ERR`
+/// ([`crate::access::local_op_error_status`]). Also the invalidation of a
+/// SEND_WITH_INV at the responder (`invalidate_rkey`, where a failure is
+/// `RESPST_ERR_INVALIDATE_RKEY`).
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+pub(crate) fn local_inv(rxe: &RxeDev, rkey: u32) -> Result {
+    if keys::rkey_is_mw(rkey) {
+        rxe.mws.invalidate(rkey)
+    } else {
+        rxe.mrs.invalidate(rkey)
+    }
+}
+
+/// Executes REG_MR on a QP of `qp_pd` (`rxe_reg_fast_mr`): the
+/// fast-registration region named by `key`'s index gets `key` as lkey and
+/// rkey, `access`, and becomes valid. `EINVAL` as the C driver (region not
+/// free, another PD, no such region); the WQE then completes with
+/// `IB_WC_LOC_QP_OP_ERR`.
+///
+/// Unlike the C driver, the region is found by the key's index rather
+/// than by the `struct ib_mr *` in the WQE, which a user QP's mapped
+/// queue could forge; the key's index must name the region anyway. Its
+/// address is `iova` if the poster gives it (the `ib_mr`'s at post time),
+/// else the one `map_mr_sg` set.
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+pub(crate) fn reg_mr(
+    rxe: &RxeDev,
+    qp_pd: PdId,
+    key: u32,
+    access: u32,
+    iova: Option<u64>,
+) -> Result {
+    let mr = rxe.mrs.get(keys::key_index(key)).ok_or(EINVAL)?;
+    let iova = iova.unwrap_or_else(|| mr.range().0);
+    mr.reg_fast(qp_pd, key, access, iova)
+}
+
+/// Executes BIND_MW for QP `qpn` of `qp_pd` (`rxe_bind_mw`): `EINVAL`
+/// for an unknown window or region or a rule broken, `EOPNOTSUPP` for
+/// access flags rxe does not support; the WQE then completes with
+/// `IB_WC_MW_BIND_ERR`.
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+pub(crate) fn bind_mw(rxe: &RxeDev, qp_pd: PdId, qpn: u32, req: &BindRequest) -> Result {
+    rxe.mws.bind(&rxe.mrs, qp_pd, qpn, req)
+}
