@@ -335,15 +335,19 @@ pub(crate) fn check_psn(
     }
     let diff = psn_diff(pkt.psn, comp.psn);
     if diff < 0 {
-        // An old response: it can still complete its WQE; an ACK in the
-        // middle of a read carries a NAK to look at; else ignore it.
+        // An old response: it can still complete its WQE; a NAK in the
+        // middle of a read is looked at; else ignore it. (The C driver
+        // looks at a positive ACK there too, and its update forgets the
+        // read in progress: the next read response is then refused as out
+        // of sequence. A duplicate request's ACK during a read does it.)
         let mid_read = matches!(
             comp.opcode,
             Some(code::RC_RDMA_READ_RESPONSE_FIRST | code::RC_RDMA_READ_RESPONSE_MIDDLE)
         );
+        let nak = decode_syndrome(pkt.syn) != AckKind::Ack;
         if pkt.psn == wqe.last_psn {
             CompState::CompAck
-        } else if pkt.opcode == code::RC_ACKNOWLEDGE && mid_read {
+        } else if pkt.opcode == code::RC_ACKNOWLEDGE && mid_read && nak {
             CompState::CheckAck
         } else {
             CompState::Done

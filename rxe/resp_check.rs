@@ -875,9 +875,13 @@ pub(crate) fn duplicate(pkt: &ReqPkt, res: &mut Resources<'_>, ack_psn: u32) -> 
             return Duplicate::Drop;
         };
         // The repeated read must ask for the original or a part of it.
+        // An empty read names no key (C9-88; its resource keeps 0): the C
+        // driver compares anyway and so drops every retry of an empty read
+        // whose response was lost.
         let end = u128::from(reth.va) + u128::from(reth.len);
         let org_end = u128::from(r.va_org) + u128::from(r.length);
-        if reth.va < r.va_org || reth.len > r.length || end > org_end || reth.rkey != r.rkey {
+        let key_differs = reth.len != 0 && reth.rkey != r.rkey;
+        if reth.va < r.va_org || reth.len > r.length || end > org_end || key_differs {
             return Duplicate::Drop;
         }
         r.cur_psn = pkt.psn;

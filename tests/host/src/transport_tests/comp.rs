@@ -653,3 +653,31 @@ fn decoding() {
     assert_eq!(get_wqe(None, true), CompState::Done);
     assert_eq!(get_wqe(None, false), CompState::Exit);
 }
+
+#[test]
+fn stale_ack_during_a_read_is_ignored() {
+    let mut b = Bench::new(0);
+    b.sent(1, wr::SEND, 1, 0);
+    b.sent(2, wr::RDMA_READ, 3, 768);
+    b.resp(RC_RDMA_READ_RESPONSE_FIRST, 1, ACK_UNLIMITED, 256);
+    b.drain();
+    assert_eq!(b.take(), [Ev::Complete(1, WcStatus::Success), Ev::Rearm]);
+    assert_eq!(b.comp.opcode, Some(RC_RDMA_READ_RESPONSE_FIRST));
+    // The send's ACK again (the responder saw it twice): ignored, the
+    // read goes on.
+    b.resp(RC_ACKNOWLEDGE, 0, ACK_UNLIMITED, 0);
+    b.resp(RC_RDMA_READ_RESPONSE_MIDDLE, 2, 0, 256);
+    b.resp(RC_RDMA_READ_RESPONSE_LAST, 3, ACK_UNLIMITED, 256);
+    b.drain();
+    assert_eq!(b.take(), [Ev::Complete(2, WcStatus::Success)]);
+    // A NAK there is looked at.
+    let mut b = Bench::new(0);
+    b.sent(1, wr::SEND, 1, 0);
+    b.sent(2, wr::RDMA_READ, 3, 768);
+    b.resp(RC_RDMA_READ_RESPONSE_FIRST, 1, ACK_UNLIMITED, 256);
+    b.drain();
+    b.take();
+    b.resp(RC_ACKNOWLEDGE, 0, NAK_REM_ACC_ERR, 0);
+    assert!(!b.run(false));
+    assert_eq!(b.take()[0], Ev::Status(WcStatus::RemAccess));
+}

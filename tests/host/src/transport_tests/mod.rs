@@ -9,3 +9,4 @@ mod comp;
 mod req;
 mod resp;
 mod resp_run;
+mod sim;

@@ -663,3 +663,17 @@ fn receive_completions() {
         (WC_RECV, 100)
     );
 }
+
+#[test]
+fn empty_read_retried() {
+    // An empty read's resource keeps rkey 0; its retry (with the
+    // requester's key) is still answered.
+    let mut slots = [ReplayRes::default(); 1];
+    let mut head = 0;
+    let mut res = Resources::new(&mut slots, &mut head);
+    let p = with_reth(pkt(RC_RDMA_READ_REQUEST, 4, 0), 0x1000, 0x77, 0);
+    let ctx = RdmaCtx::from_reth(p.mask, &p.reth.unwrap());
+    assert_eq!(ctx.rkey, 0);
+    res.prepare(ReplayRes::read(4, ctx.iova(), ctx.rkey, ctx.resid, 256));
+    assert_eq!(duplicate(&p, &mut res, 5), Duplicate::Read(0));
+}
