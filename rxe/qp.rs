@@ -16,6 +16,7 @@
 //! scheduled, and [`QpAttrs`] holds what a modify sets for it.
 
 use crate::{
+    cq::Cq,
     device::{
         Rxe,
         RxeDev, //
@@ -39,6 +40,7 @@ use crate::{
     queue_index::QueueType,
     rdma::{
         bindings,
+        cq::Completion as WorkCompletion,
         ib_device::Device,
         mmap::{
             UserContext,
@@ -57,6 +59,7 @@ use crate::{
             QpAttr,
             QpDriver,
             QpInitAttr,
+            QpLinks,
             RecvWr,
             RecvWrs,
             SendWr,
@@ -64,6 +67,7 @@ use crate::{
         },
         udata::UData,
     },
+    srq::Srq,
     wqe::{
         self,
         wr_mask,
@@ -191,15 +195,12 @@ pub(crate) struct Qp {
     ib: CoreObject<bindings::ib_qp>,
     /// The protection domain its memory accesses are checked against.
     pd: CoreObject<bindings::ib_pd>,
-    // TODO: the Rust objects of the CQs and the SRQ once rxe/cq.rs and
-    // rxe/srq.rs have them; the core keeps them alive while the QP lives
-    // (it counts their users and refuses to destroy them before).
     /// Send completion queue.
-    scq: CoreObject<bindings::ib_cq>,
+    scq: Arc<Cq>,
     /// Receive completion queue.
-    rcq: CoreObject<bindings::ib_cq>,
+    rcq: Arc<Cq>,
     /// Shared receive queue, if any.
-    srq: Option<CoreObject<bindings::ib_srq>>,
+    srq: Option<Arc<Srq>>,
     sq: Sq,
     rq: Option<Rq>,
     /// The send queue: work requests the requester processes and the
@@ -264,10 +265,15 @@ impl Qp {
     /// `rxe_sched_task(&qp->send_task)`.
     ///
     /// TODO(issue #4): schedule the requester/completer task here. Until
-    /// then no work request is ever in flight, so a drain is over at once
-    /// (the requester's `req_check_sq_drain_done`).
+    /// then no work request is ever in flight: a drain is over at once
+    /// (the requester's `req_check_sq_drain_done`), and in ERR the send
+    /// queue is flushed here (the completer's `flush_send_queue`).
     fn sched_send(&self) {
-        self.check_sq_drained();
+        if self.state() == QpState::Err {
+            self.flush_send();
+        } else {
+            self.check_sq_drained();
+        }
     }
 
     /// In SQD, ends the drain once no work request is in flight and tells
@@ -287,8 +293,52 @@ impl Qp {
     /// Has the responder process its packets and, in ERR, flush the receive
     /// queue. The C driver's `rxe_sched_task(&qp->recv_task)`.
     ///
-    /// TODO(issue #4): schedule the responder task here.
-    fn sched_recv(&self) {}
+    /// TODO(issue #4): schedule the responder task here. Until then, in
+    /// ERR the receive queue is flushed here (`flush_recv_queue`).
+    fn sched_recv(&self) {
+        if self.state() != QpState::Err {
+            return;
+        }
+        if self.srq.is_some() {
+            core_qp::qp_event(
+                &self.ib,
+                bindings::ib_event_type_IB_EVENT_QP_LAST_WQE_REACHED,
+            );
+            return;
+        }
+        if let Some(q) = &mut *self.rq_queue.lock() {
+            self.flush(q, &self.rcq, 0);
+        }
+    }
+
+    /// Completes every work request of the send queue with
+    /// `IB_WC_WR_FLUSH_ERR`.
+    fn flush_send(&self) {
+        self.flush(&mut self.sq_queue.lock(), &self.scq, wqe::send_off::WR_ID);
+    }
+
+    /// Consumes every work request of `q`, completing each on `cq` with
+    /// `IB_WC_WR_FLUSH_ERR` (its id at byte `wr_id_at` of the entry) until
+    /// the completion queue refuses one; the rest go without completion
+    /// (`flush_send_queue`, `flush_recv_queue`).
+    fn flush(&self, q: &mut Queue, cq: &Cq, wr_id_at: usize) {
+        let mut notify = true;
+        while let Some(index) = q.head(QueueType::FromClient) {
+            if notify {
+                let c = WorkCompletion {
+                    wr_id: q.read::<u64>(index, wr_id_at).unwrap_or(0),
+                    status: bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR,
+                    qp_num: self.qpn,
+                    qp: self.ib.as_ptr(),
+                    ..WorkCompletion::default()
+                };
+                notify = cq.post(&c, false).is_ok();
+            }
+            if q.advance_consumer(QueueType::FromClient).is_err() {
+                break;
+            }
+        }
+    }
 
     /// Back to RESET: the transport stops, the queues are emptied without
     /// completions and zeroed (`rxe_qp_reset`).
@@ -614,6 +664,7 @@ fn create(
     rxe: &RxeDev,
     new: &mut NewQp<'_>,
     init: &mut QpInitAttr,
+    links: QpLinks<Rxe>,
     udata: Option<&UData<'_>>,
     uctx: Option<&UserContext<'_>>,
 ) -> Result<Arc<Qp>> {
@@ -692,9 +743,10 @@ fn create(
     let is_user = udata.is_some();
     let sq_sig_type = init.sq_sig_type;
     let (ib, pd) = (new.core(), new.pd());
-    let scq = CoreObject::new(init.send_cq);
-    let rcq = CoreObject::new(init.recv_cq);
-    let srq = (!init.srq.is_null()).then(|| CoreObject::new(init.srq));
+    // Both CQs are there: checked above.
+    let scq = links.send_cq.ok_or(EINVAL)?;
+    let rcq = links.recv_cq.ok_or(EINVAL)?;
+    let srq = links.srq;
     let released = Arc::pin_init(Completion::new(), GFP_KERNEL)?;
     let qp = Arc::pin_init(
         try_pin_init!(Qp {
@@ -767,6 +819,7 @@ impl QpDriver for Rxe {
         dev: &Device<Self>,
         qp: &mut NewQp<'_>,
         init: &mut QpInitAttr,
+        links: QpLinks<Self>,
         udata: Option<&UData<'_>>,
         uctx: Option<&UserContext<'_>>,
     ) -> Result<Arc<Qp>> {
@@ -778,7 +831,7 @@ impl QpDriver for Rxe {
                     return Err(EINVAL);
                 }
             }
-            create(&dev.data(), qp, init, udata, uctx)
+            create(&dev.data(), qp, init, links, udata, uctx)
         })();
         if let Err(e) = &r {
             core_qp::err_ratelimited(dev, fmt!("rxe_create_qp: returned err = {}", e.to_errno()));

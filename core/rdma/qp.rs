@@ -21,6 +21,10 @@
 
 use super::{
     bindings,
+    cq::{
+        driver_cq,
+        CqDriver, //
+    },
     ib_device::{
         Device,
         IbDriver, //
@@ -30,6 +34,7 @@ use super::{
         CoreObject,
         ObjectBox, //
     },
+    srq::SrqDriver,
     udata::UData,
 };
 use core::marker::PhantomData;
@@ -482,8 +487,20 @@ pub fn err_ratelimited<T: IbDriver>(dev: &Device<T>, msg: core::fmt::Arguments<'
     unsafe { bindings::rrxe_ibdev_err_ratelimited(dev.as_raw(), buf.as_ptr().cast()) };
 }
 
+/// The driver's completion queues and shared receive queue a new QP's
+/// `ib_qp_init_attr` names (the core holds a use count on each while the
+/// QP exists).
+pub struct QpLinks<T: QpDriver> {
+    /// Send completion queue.
+    pub send_cq: Option<Arc<T::Cq>>,
+    /// Receive completion queue.
+    pub recv_cq: Option<Arc<T::Cq>>,
+    /// Shared receive queue.
+    pub srq: Option<Arc<T::Srq>>,
+}
+
 /// A driver's queue pairs.
-pub trait QpDriver: IbDriver {
+pub trait QpDriver: IbDriver + CqDriver + SrqDriver {
     /// The driver's state of a QP.
     type Qp: Send + Sync + 'static;
 
@@ -494,6 +511,7 @@ pub trait QpDriver: IbDriver {
         dev: &Device<Self>,
         qp: &mut NewQp<'_>,
         init: &mut QpInitAttr,
+        links: QpLinks<Self>,
         udata: Option<&UData<'_>>,
         uctx: Option<&UserContext<'_>>,
     ) -> Result<Arc<Self::Qp>>;
@@ -582,12 +600,23 @@ impl<T: QpDriver> Adapter<T> {
                 UData::from_raw(udata),
             )
         };
+        // SAFETY: the CQs and SRQ of a create are NULL or objects of this
+        // driver's device, created by its ops (so with their state
+        // attached), on which the core holds a use count.
+        let links = unsafe {
+            QpLinks::<T> {
+                send_cq: driver_cq::<T>(init.send_cq),
+                recv_cq: driver_cq::<T>(init.recv_cq),
+                srq: (!init.srq.is_null())
+                    .then(|| ObjectBox::<bindings::ib_srq>::borrow::<T::Srq>(init.srq).into()),
+            }
+        };
         // INVARIANT: the create op has the new object to itself.
         let mut new = NewQp {
             raw: qp,
             _p: PhantomData,
         };
-        match T::create_qp(dev, &mut new, init, udata.as_ref(), uctx.as_ref()) {
+        match T::create_qp(dev, &mut new, init, links, udata.as_ref(), uctx.as_ref()) {
             Ok(state) => {
                 // SAFETY: a new object of `size_ib_qp` bytes, nothing
                 // attached, ours during the create op; always `T::Qp`.
