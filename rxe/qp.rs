@@ -16,6 +16,11 @@
 //! scheduled, and [`QpAttrs`] holds what a modify sets for it.
 
 use crate::{
+    av::{
+        AhAttr,
+        Av,
+        GidType, //
+    },
     cq::Cq,
     device::{
         Rxe,
@@ -432,7 +437,7 @@ impl Qp {
                 } else {
                     0
                 },
-                ah_num: ah_num(&ud.ah),
+                ah_num: wr.ud_ah::<Rxe>().map_or(0, |ah| ah.ah_num()),
             }
         } else if let Some(a) = atomic {
             Remote::Atomic {
@@ -580,14 +585,19 @@ fn init_req(init: &QpInitAttr) -> InitReq {
     }
 }
 
-fn ah_attr(f: &AhFields) -> qp_attr::AhAttr {
-    let (sgid, sgid_network) = match f.sgid {
-        Some((gid, gid_type)) => (gid, qp_attr::gid_network_type(gid_type, &gid)),
-        None => ([0; 16], qp_attr::network::IB),
+fn ah_attr(f: &AhFields) -> AhAttr {
+    // No GID entry (the core always gives one with a GRH) reads as IB, which
+    // the checks refuse.
+    let (sgid, sgid_type) = match f.sgid {
+        Some((gid, 1)) => (gid, GidType::RoceV1),
+        Some((gid, 2)) => (gid, GidType::RoceV2),
+        Some((gid, _)) => (gid, GidType::Ib),
+        None => ([0; 16], GidType::Ib),
     };
-    qp_attr::AhAttr {
+    AhAttr {
         has_grh: f.has_grh,
-        port_num: f.port_num,
+        // The C driver keeps the port in a byte, too.
+        port_num: f.port_num as u8,
         dgid: f.dgid,
         flow_label: f.flow_label,
         sgid_index: f.sgid_index,
@@ -595,7 +605,7 @@ fn ah_attr(f: &AhFields) -> qp_attr::AhAttr {
         traffic_class: f.traffic_class,
         dmac: f.dmac,
         sgid,
-        sgid_network,
+        sgid_type,
     }
 }
 
@@ -607,7 +617,7 @@ fn modify_req(a: &QpAttr, mask: u32) -> ModifyReq {
         if mask & bit != 0 {
             ah_attr(&core_qp::ah_fields(attr))
         } else {
-            qp_attr::AhAttr::default()
+            qp_attr::NO_AH
         }
     };
     ModifyReq {
@@ -644,7 +654,7 @@ fn modify_req(a: &QpAttr, mask: u32) -> ModifyReq {
     }
 }
 
-fn av_fields(av: &qp_attr::Av) -> AhFields {
+fn av_fields(av: &Av) -> AhFields {
     AhFields {
         has_grh: true,
         port_num: av.port_num.into(),
@@ -794,15 +804,6 @@ fn create(
     new.set_qp_num(qpn);
     slot.publish(qp.clone());
     Ok(qp)
-}
-
-/// The number of the address handle a kernel user's datagram names
-/// (`to_rah(ah)->ah_num`), by which the transport finds its address vector.
-///
-/// TODO: from the driver state of rxe/ah.rs once address handles have one;
-/// 0 until then (the transport would use the WQE's own, empty, vector).
-fn ah_num(_ah: &CoreObject<bindings::ib_ah>) -> u32 {
-    0
 }
 
 /// `struct rxe_create_qp_resp` as a response.

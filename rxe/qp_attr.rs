@@ -12,6 +12,13 @@
 //! The refusals happen in the C driver's order, so that the errno is the
 //! same whichever of several problems a request has.
 
+use crate::av::{
+    self,
+    AhAttr,
+    Av,
+    GidType, //
+};
+
 /// Bits of a PSN (24).
 pub const BTH_PSN_MASK: u32 = 0x00ff_ffff;
 
@@ -277,127 +284,20 @@ pub fn rq_wqe_size(max_sge: u32) -> u32 {
     RECV_WQE_SIZE + max_sge * SGE_SIZE
 }
 
-/// `enum rdma_network_type`.
-pub mod network {
-    /// InfiniBand.
-    pub const IB: u32 = 0;
-    /// RoCE v1.
-    pub const ROCE_V1: u32 = 1;
-    /// RoCE v2 over IPv4.
-    pub const IPV4: u32 = 2;
-    /// RoCE v2 over IPv6.
-    pub const IPV6: u32 = 3;
-}
-
-/// Whether a GID is an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`).
-pub fn gid_is_v4mapped(gid: &[u8; 16]) -> bool {
-    gid[..10].iter().all(|&b| b == 0) && gid[10] == 0xff && gid[11] == 0xff
-}
-
-/// The network type of a GID table entry (`rdma_gid_attr_network_type`):
-/// `gid_type` is `enum ib_gid_type` (0 IB, 1 RoCE v1, 2 RoCE v2).
-pub fn gid_network_type(gid_type: u32, gid: &[u8; 16]) -> u32 {
-    match gid_type {
-        0 => network::IB,
-        1 => network::ROCE_V1,
-        _ if gid_is_v4mapped(gid) => network::IPV4,
-        _ => network::IPV6,
-    }
-}
-
-/// An address vector as a modify gives it (`struct rdma_ah_attr` with its
-/// source GID entry resolved by the core).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AhAttr {
-    /// `IB_AH_GRH` is set (always for RoCE).
-    pub has_grh: bool,
-    /// Port.
-    pub port_num: u32,
-    /// Destination GID.
-    pub dgid: [u8; 16],
-    /// Flow label (20 bits).
-    pub flow_label: u32,
-    /// Source GID table index.
-    pub sgid_index: u8,
-    /// Hop limit.
-    pub hop_limit: u8,
-    /// Traffic class.
-    pub traffic_class: u8,
-    /// Destination MAC, resolved by the core.
-    pub dmac: [u8; 6],
-    /// The source GID.
-    pub sgid: [u8; 16],
-    /// The source GID's network type ([`network`]).
-    pub sgid_network: u32,
-}
-
-/// `RXE_NETWORK_TYPE_*` of an address vector.
-pub mod av_network {
-    /// IPv4.
-    pub const IPV4: u8 = 1;
-    /// IPv6.
-    pub const IPV6: u8 = 2;
-}
-
-/// An address vector: where the packets of a connected QP go (the C
-/// driver's `struct rxe_av`; IP addresses are the GIDs').
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Av {
-    /// Port.
-    pub port_num: u8,
-    /// [`av_network`] type, 0 if never set.
-    pub network_type: u8,
-    /// Destination MAC.
-    pub dmac: [u8; 6],
-    /// Destination GID.
-    pub dgid: [u8; 16],
-    /// Flow label.
-    pub flow_label: u32,
-    /// Source GID table index.
-    pub sgid_index: u8,
-    /// Hop limit.
-    pub hop_limit: u8,
-    /// Traffic class.
-    pub traffic_class: u8,
-    /// Source GID.
-    pub sgid: [u8; 16],
-}
-
-impl Av {
-    /// The vector of a checked `ah` (`rxe_init_av`).
-    pub fn from_attr(ah: &AhAttr) -> Self {
-        Self {
-            // The C driver keeps the port in a byte, too.
-            port_num: ah.port_num as u8,
-            network_type: match ah.sgid_network {
-                network::IPV4 => av_network::IPV4,
-                network::IPV6 => av_network::IPV6,
-                _ => 0,
-            },
-            dmac: ah.dmac,
-            dgid: ah.dgid,
-            flow_label: ah.flow_label,
-            sgid_index: ah.sgid_index,
-            hop_limit: ah.hop_limit,
-            traffic_class: ah.traffic_class,
-            sgid: ah.sgid,
-        }
-    }
-}
-
-/// Checks an address vector of a modify (`rxe_av_chk_attr`).
-pub fn chk_av(ah: &AhAttr, gid_tbl_len: u32) -> Result<(), Refusal> {
-    if ah.has_grh {
-        // `>`, not `>=`: the C driver's bound.
-        if u32::from(ah.sgid_index) > gid_tbl_len {
-            return Err(Refusal::Inval);
-        }
-        if !matches!(ah.sgid_network, network::IPV4 | network::IPV6) {
-            return Err(Refusal::Inval);
-        }
-    }
-    Ok(())
-}
+/// An address vector a modify gives with no attributes at all (all zeroes,
+/// as a new QP's are in the C driver).
+pub const NO_AH: AhAttr = AhAttr {
+    port_num: 0,
+    has_grh: false,
+    dgid: [0; 16],
+    flow_label: 0,
+    sgid_index: 0,
+    hop_limit: 0,
+    traffic_class: 0,
+    sgid: [0; 16],
+    sgid_type: GidType::Ib,
+    dmac: [0; 6],
+};
 
 /// The bytes of `enum ib_mtu` value `raw` (`ib_mtu_enum_to_int`), or
 /// `u32::MAX` where that gives -1, as the C driver stores it.
@@ -409,7 +309,7 @@ pub fn mtu_bytes(raw: u32) -> u32 {
 }
 
 /// A modify request: `struct ib_qp_attr` as far as the driver reads it.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct ModifyReq {
     /// `qp_state`.
     pub qp_state: u32,
@@ -461,6 +361,37 @@ pub struct ModifyReq {
     pub alt_timeout: u8,
 }
 
+impl Default for ModifyReq {
+    fn default() -> Self {
+        Self {
+            qp_state: 0,
+            cur_qp_state: 0,
+            path_mtu: 0,
+            path_mig_state: 0,
+            qkey: 0,
+            rq_psn: 0,
+            sq_psn: 0,
+            dest_qp_num: 0,
+            qp_access_flags: 0,
+            cap: Cap::default(),
+            ah: NO_AH,
+            alt_ah: NO_AH,
+            pkey_index: 0,
+            alt_pkey_index: 0,
+            en_sqd_async_notify: 0,
+            max_rd_atomic: 0,
+            max_dest_rd_atomic: 0,
+            min_rnr_timer: 0,
+            port_num: 0,
+            timeout: 0,
+            retry_cnt: 0,
+            rnr_retry: 0,
+            alt_port_num: 0,
+            alt_timeout: 0,
+        }
+    }
+}
+
 /// The device's bounds a modify is checked against.
 #[derive(Clone, Copy, Debug)]
 pub struct ModifyLimits {
@@ -503,10 +434,14 @@ pub fn chk_attr(
         return Err(Refusal::Inval);
     }
     if mask & mask::AV != 0 {
-        chk_av(&req.ah, lim.gid_tbl_len)?;
+        if !av::attr_ok(&req.ah, lim.gid_tbl_len) {
+            return Err(Refusal::Inval);
+        }
     }
     if mask & mask::ALT_PATH != 0 {
-        chk_av(&req.alt_ah, lim.gid_tbl_len)?;
+        if !av::attr_ok(&req.alt_ah, lim.gid_tbl_len) {
+            return Err(Refusal::Inval);
+        }
         if !port_valid(req.alt_port_num, lim.num_ports) || req.alt_timeout > 31 {
             return Err(Refusal::Inval);
         }
@@ -678,8 +613,8 @@ impl QpAttrs {
             rnr_retry: 0,
             alt_port_num: 0,
             alt_timeout: 0,
-            pri_av: Av::default(),
-            alt_av: Av::default(),
+            pri_av: Av::from_attr(&NO_AH),
+            alt_av: Av::from_attr(&NO_AH),
             req_psn: 0,
             comp_psn: 0,
             resp_psn: 0,
@@ -843,6 +778,25 @@ impl QpAttrs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::av::{
+        NETWORK_TYPE_IPV4,
+        NETWORK_TYPE_IPV6, //
+    };
+
+    /// A RoCE v2 source GID of the network wanted (IPv4-mapped or not).
+    fn sgid(v4: bool) -> [u8; 16] {
+        let mut g = [0u8; 16];
+        if v4 {
+            g[10] = 0xff;
+            g[11] = 0xff;
+            g[12..].copy_from_slice(&[10, 0, 2, 1]);
+        } else {
+            g[0] = 0xfe;
+            g[1] = 0x80;
+            g[15] = 1;
+        }
+        g
+    }
 
     const LIM: CapLimits = CapLimits {
         max_wr: 1 << 20,
@@ -982,45 +936,50 @@ mod tests {
         assert_eq!(rq_wqe_size(32), 40 + 512);
     }
 
-    fn ah(network: u32) -> AhAttr {
+    fn ah(sgid_type: GidType, v4: bool) -> AhAttr {
         AhAttr {
             has_grh: true,
             port_num: 1,
-            sgid_network: network,
-            ..AhAttr::default()
+            sgid_type,
+            sgid: sgid(v4),
+            ..NO_AH
         }
     }
 
     #[test]
-    fn network_types() {
-        let mut v4 = [0u8; 16];
-        v4[10] = 0xff;
-        v4[11] = 0xff;
-        v4[12..].copy_from_slice(&[10, 0, 2, 1]);
-        let v6 = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
-        assert_eq!(gid_network_type(2, &v4), network::IPV4);
-        assert_eq!(gid_network_type(2, &v6), network::IPV6);
-        assert_eq!(gid_network_type(1, &v4), network::ROCE_V1);
-        assert_eq!(gid_network_type(0, &v4), network::IB);
-        assert!(!gid_is_v4mapped(&[0; 16]));
-    }
-
-    #[test]
     fn av_checks() {
-        assert_eq!(chk_av(&ah(network::IPV4), 1024), Ok(()));
-        assert_eq!(chk_av(&ah(network::IPV6), 1024), Ok(()));
-        assert_eq!(chk_av(&ah(network::ROCE_V1), 1024), Err(Refusal::Inval));
-        assert_eq!(chk_av(&ah(network::IB), 1024), Err(Refusal::Inval));
-        let mut a = ah(network::IB);
-        a.has_grh = false;
-        assert_eq!(chk_av(&a, 1024), Ok(()));
-        let mut a = ah(network::IPV4);
-        a.sgid_index = 255;
-        assert_eq!(chk_av(&a, 255), Ok(()));
-        assert_eq!(chk_av(&a, 254), Err(Refusal::Inval));
-        let av = Av::from_attr(&ah(network::IPV6));
-        assert_eq!(av.network_type, av_network::IPV6);
-        assert_eq!(av.port_num, 1);
+        let with = |a: AhAttr, lim: &ModifyLimits| {
+            let r = ModifyReq {
+                ah: a,
+                ..ModifyReq::default()
+            };
+            chk_attr(QpType::Rc, false, &r, mask::AV, lim)
+        };
+        assert_eq!(with(ah(GidType::RoceV2, true), &MLIM), Ok(()));
+        assert_eq!(with(ah(GidType::RoceV2, false), &MLIM), Ok(()));
+        assert_eq!(with(ah(GidType::RoceV1, true), &MLIM), Err(Refusal::Inval));
+        assert_eq!(with(ah(GidType::Ib, true), &MLIM), Err(Refusal::Inval));
+        // Without a GRH nothing is looked at.
+        let no_grh = AhAttr {
+            has_grh: false,
+            ..ah(GidType::Ib, true)
+        };
+        assert_eq!(with(no_grh, &MLIM), Ok(()));
+        // The table length itself passes (the C driver's `>`).
+        let a = AhAttr {
+            sgid_index: 255,
+            ..ah(GidType::RoceV2, true)
+        };
+        let lim = |n| ModifyLimits {
+            gid_tbl_len: n,
+            ..MLIM
+        };
+        assert_eq!(with(a, &lim(255)), Ok(()));
+        assert_eq!(with(a, &lim(254)), Err(Refusal::Inval));
+        assert_eq!(
+            Av::from_attr(&ah(GidType::RoceV2, false)).network_type,
+            NETWORK_TYPE_IPV6
+        );
     }
 
     fn chk(t: QpType, req: &ModifyReq, mask: u32) -> Result<(), Refusal> {
@@ -1032,8 +991,8 @@ mod tests {
         let ok = ModifyReq {
             port_num: 1,
             alt_port_num: 1,
-            ah: ah(network::IPV4),
-            alt_ah: ah(network::IPV4),
+            ah: ah(GidType::RoceV2, true),
+            alt_ah: ah(GidType::RoceV2, true),
             path_mtu: 5,
             max_rd_atomic: 128,
             timeout: 31,
@@ -1049,8 +1008,8 @@ mod tests {
             (mask::PORT, |r| r.port_num = 2),
             (mask::CAP, |r| r.cap.max_send_wr = (1 << 20) + 1),
             (mask::ACCESS_FLAGS, |r| r.qp_access_flags = 0x20),
-            (mask::AV, |r| r.ah.sgid_network = network::ROCE_V1),
-            (mask::ALT_PATH, |r| r.alt_ah.sgid_network = network::IB),
+            (mask::AV, |r| r.ah.sgid_type = GidType::RoceV1),
+            (mask::ALT_PATH, |r| r.alt_ah.sgid_type = GidType::Ib),
             (mask::ALT_PATH, |r| r.alt_port_num = 0),
             (mask::ALT_PATH, |r| r.alt_timeout = 32),
             (mask::PATH_MTU, |r| r.path_mtu = 6),
@@ -1196,9 +1155,9 @@ mod tests {
             ah: AhAttr {
                 flow_label: 0x12345,
                 dmac: [2, 0, 0, 0, 0, 1],
-                ..ah(network::IPV4)
+                ..ah(GidType::RoceV2, true)
             },
-            alt_ah: ah(network::IPV6),
+            alt_ah: ah(GidType::RoceV2, false),
             ..ModifyReq::default()
         };
         let r = a.apply(&req, mask::STANDARD_BITS & !mask::STATE, any, |ns| {
@@ -1226,9 +1185,9 @@ mod tests {
         assert_eq!(a.en_sqd_async_notify, 1);
         assert_eq!(a.qp_access_flags, 7);
         assert_eq!(a.pri_av.flow_label, 0x12345);
-        assert_eq!(a.pri_av.network_type, av_network::IPV4);
+        assert_eq!(a.pri_av.network_type, NETWORK_TYPE_IPV4);
         assert_eq!(a.pri_av.dmac, [2, 0, 0, 0, 0, 1]);
-        assert_eq!(a.alt_av.network_type, av_network::IPV6);
+        assert_eq!(a.alt_av.network_type, NETWORK_TYPE_IPV6);
         // A timeout short enough to be 0 jiffies waits one.
         let t1 = ModifyReq { timeout: 1, ..req };
         a.apply(&t1, mask::TIMEOUT, any, |ns| ns / 1_000_000)

@@ -20,6 +20,7 @@
 //! as this directory is also built into `rdma_ucm`.
 
 use super::{
+    ah::AhDriver,
     bindings,
     cq::{
         driver_cq,
@@ -364,6 +365,18 @@ impl<'a> SendWr<'a> {
             remote_qkey: w.remote_qkey,
             pkey_index: w.pkey_index,
         })
+    }
+
+    /// The driver's address handle of a send on a datagram QP.
+    pub fn ud_ah<T: AhDriver>(&self) -> Option<Arc<T::Ah>> {
+        let ah = self.ud()?.ah.as_ptr();
+        if ah.is_null() {
+            return None;
+        }
+        // SAFETY: the verbs API: the handle of a kernel user's datagram is
+        // one of the QP's device, so created by this driver's `create_ah`
+        // (its state attached), and kept for the post.
+        Some(unsafe { ObjectBox::<bindings::ib_ah>::borrow::<T::Ah>(ah) }.into())
     }
 
     /// The registration of a fast-register work request.

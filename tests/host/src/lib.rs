@@ -48,6 +48,7 @@ pub mod rxe_queue_index;
 #[allow(dead_code)]
 pub mod rxe_qp_attr;
 use rxe_qp_attr as qp_attr;
+use rxe_av as av;
 
 #[path = "../../../rxe/wqe.rs"]
 #[allow(dead_code)]
