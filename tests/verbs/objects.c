@@ -1649,12 +1649,13 @@ int main(int argc, char **argv)
 		return 1;
 	printf("device %s, pid %d\n", devname, (int)getpid());
 	for (s = 0; s < NSECTIONS; s++) {
-		int before;
+		int before, pbefore;
 
 		if (!wanted(argc, argv, first, sections[s].name))
 			continue;
 		section = sections[s].name;
 		before = tally->fail;
+		pbefore = tally->pass;
 		fflush(stdout);
 		pid = fork();
 		if (pid == 0) {
@@ -1671,6 +1672,8 @@ int main(int argc, char **argv)
 		} else if (WEXITSTATUS(status)) {
 			report(0, "non-zero exit", "section ran to its end");
 		}
+		printf("---- %s: %d passed, %d failed\n", section, tally->pass - pbefore,
+		       tally->fail - before);
 		if (tally->fail != before) {
 			sections_bad++;
 			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), " %s", section);
