@@ -4,6 +4,7 @@
  * on its own: rxe/rxe_glue.c includes it.
  */
 #include <linux/highmem.h>
+#include <linux/libnvdimm.h>
 
 #include "glue_data.h"
 
@@ -15,4 +16,9 @@ void *rrxe_kmap_local_page(struct page *page)
 void rrxe_kunmap_local(void *addr)
 {
 	kunmap_local(addr);
+}
+
+void rrxe_wb_cache_pmem(void *addr, size_t size)
+{
+	arch_wb_cache_pmem(addr, size);
 }

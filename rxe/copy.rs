@@ -23,6 +23,7 @@
 
 use crate::{
     access::{
+        self,
         RemoteError,
         RemoteOp, //
     },
@@ -45,7 +46,13 @@ use crate::{
 };
 use kernel::{
     prelude::*,
-    sync::Arc, //
+    sync::{
+        barrier::{
+            mb,
+            Write, //
+        },
+        Arc, //
+    },
 };
 
 /// The C errno of a [`CopyError`], for callers that report errnos.
@@ -143,6 +150,48 @@ impl RemoteMr {
         self.mr
             .copy(va.wrapping_add(self.offset), buf, dir)
             .map_err(|_| RemoteError::RkeyViolation)
+    }
+}
+
+/// The level of a FLUSH (`enum ib_flush_level`, the FETH's selectivity).
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FlushLevel {
+    /// `IB_FLUSH_RANGE`: the request's range.
+    Range,
+    /// `IB_FLUSH_MR`: the whole region (its range is not checked).
+    Mr,
+}
+
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+impl RemoteMr {
+    /// Makes the data of a FLUSH visible or persistent (`process_flush`):
+    /// `placement` is the FETH's placement type (`IB_FLUSH_GLOBAL`,
+    /// `IB_FLUSH_PERSISTENT` of [`crate::access`]); `va` and `length` the
+    /// request's (for [`FlushLevel::Range`]). Persistence writes the CPU
+    /// caches back then orders with a write barrier; global visibility is
+    /// the barrier alone. [`RemoteError::RkeyViolation`] if the write-back
+    /// fails (a DMA region, out of range, unmapped).
+    pub(crate) fn flush(
+        &self,
+        level: FlushLevel,
+        placement: u32,
+        va: u64,
+        length: u64,
+    ) -> Result<(), RemoteError> {
+        let (start, length) = match level {
+            FlushLevel::Range => (va.wrapping_add(self.offset), length),
+            FlushLevel::Mr => self.mr.range(),
+        };
+        if placement & access::FLUSH_PERSISTENT != 0 {
+            self.mr
+                .flush_pmem(start, length)
+                .map_err(|_| RemoteError::RkeyViolation)?;
+            mb(Write);
+        } else if placement & access::FLUSH_GLOBAL != 0 {
+            mb(Write);
+        }
+        Ok(())
     }
 }
 

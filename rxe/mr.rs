@@ -211,6 +211,39 @@ impl Mr {
         }
     }
 
+    /// Writes the CPU caches of `[iova, iova + length)` back to
+    /// persistent memory (`rxe_flush_pmem_iova`, for a FLUSH to the
+    /// persistence domain): `EFAULT` for a DMA region or where no page is
+    /// mapped, `EINVAL` out of range.
+    pub(crate) fn flush_pmem(&self, iova: u64, length: u64) -> Result {
+        if length == 0 {
+            return Ok(());
+        }
+        let g = self.inner.lock();
+        let Memory::Pages(pages) = &g.mem else {
+            return Err(EFAULT);
+        };
+        check_range(self.kind, &g, iova, length)?;
+        let geo = PageGeometry {
+            page_shift: g.page_shift,
+            cpu_page_shift: PAGE_SHIFT as u32,
+            iova: g.iova,
+        };
+        let (mut iova, mut left) = (iova, length);
+        while left > 0 {
+            let index = usize::try_from(geo.index(iova)).map_err(|_| EFAULT)?;
+            let offset = geo.offset(iova) as usize;
+            let len = usize::try_from(left).unwrap_or(usize::MAX);
+            let n = pages.write_back(index, offset, len)?;
+            if n == 0 {
+                return Err(EFAULT);
+            }
+            left -= n as u64;
+            iova += n as u64;
+        }
+        Ok(())
+    }
+
     /// Does `op` on the 64-bit word at `iova` (`rxe_mr_do_atomic_op`,
     /// `rxe_mr_do_atomic_write`) and returns the word's value before (0
     /// for a store). [`RemoteError::RkeyViolation`] if the region is not

@@ -331,6 +331,27 @@ impl MrPages {
         Ok(n)
     }
 
+    /// Writes the CPU caches of entry `index` back to persistent memory
+    /// from `offset` (from the start of the region page in it) for at most
+    /// `len` bytes, up to the end of the CPU page (`arch_wb_cache_pmem`);
+    /// returns the bytes done. `EFAULT` if there is no such entry.
+    #[inline]
+    pub fn write_back(&self, index: usize, offset: usize, len: usize) -> Result<usize> {
+        let info = self.pages.get(index).ok_or(EFAULT)?;
+        let offset = info.offset.checked_add(offset).ok_or(EFAULT)?;
+        let n = len.min(PAGE_SIZE.checked_sub(offset).ok_or(EFAULT)?);
+        // SAFETY: the page is valid while `self` lives (type invariant);
+        // the mapping is undone below.
+        let va = unsafe { bindings::rrxe_kmap_local_page(info.page.as_ptr()) };
+        // SAFETY: `[offset, offset + n)` is inside the mapped page (`n` is
+        // bounded by the page's end above); write-back only reads the
+        // range's cache lines.
+        unsafe { bindings::rrxe_wb_cache_pmem(va.cast::<u8>().add(offset).cast(), n) };
+        // SAFETY: the mapping made above, ended once.
+        unsafe { bindings::rrxe_kunmap_local(va) };
+        Ok(n)
+    }
+
     /// Where entry `index` at `offset` from the start of the region page in
     /// it is in its CPU page: `EFAULT` if there is no such entry.
     pub fn page_offset(&self, index: usize, offset: usize) -> Result<usize> {
