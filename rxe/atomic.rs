@@ -33,30 +33,31 @@ pub(crate) fn request_op(cmp_swap: bool, compare: u64, swap_add: u64) -> WordOp 
     }
 }
 
-/// Does a CMP_SWP or FETCH_ADD `op` at the request's `va` in `target`
-/// (the address is offset as [`RemoteMr::offset`] says) and returns the
+/// Does a CMP_SWP or FETCH_ADD `op` at `iova` in `target` (the request's
+/// address plus [`RemoteMr::offset`]) and returns the
 /// original value for the AtomicAckETH. [`RemoteError::RkeyViolation`] if
 /// the region is no longer valid, the word is out of its range or not
-/// mapped; [`RemoteError::Misaligned`] if `va` is not 8-byte aligned.
+/// mapped; [`RemoteError::Misaligned`] if `iova` is not 8-byte aligned.
 #[expect(dead_code, reason = "for the transport (issue #4)")]
-pub(crate) fn atomic_op(target: &RemoteMr, va: u64, op: WordOp) -> Result<u64, RemoteError> {
+pub(crate) fn atomic_op(target: &RemoteMr, iova: u64, op: WordOp) -> Result<u64, RemoteError> {
     let op = match op {
         // A store is not a CMP_SWP or FETCH_ADD.
         WordOp::StoreRelease(_) => return Err(RemoteError::RkeyViolation),
         op => op,
     };
-    target.mr().word_op(va.wrapping_add(target.offset()), op)
+    target.mr().word_op(iova, op)
 }
 
 /// Does an ATOMIC_WRITE of the 8 payload bytes `value` (stored as they
-/// arrived, as the C driver's `*(u64 *)payload_addr(pkt)`) at the
-/// request's `va` in `target`, after all earlier accesses. Errors as
+/// arrived, as the C driver's `*(u64 *)payload_addr(pkt)`) at `iova` in
+/// `target`, after all earlier accesses. Errors as
 /// [`atomic_op`].
 #[expect(dead_code, reason = "for the transport (issue #4)")]
-pub(crate) fn atomic_write(target: &RemoteMr, va: u64, value: [u8; 8]) -> Result<(), RemoteError> {
+pub(crate) fn atomic_write(
+    target: &RemoteMr,
+    iova: u64,
+    value: [u8; 8],
+) -> Result<(), RemoteError> {
     let op = WordOp::StoreRelease(u64::from_ne_bytes(value));
-    target
-        .mr()
-        .word_op(va.wrapping_add(target.offset()), op)
-        .map(|_| ())
+    target.mr().word_op(iova, op).map(|_| ())
 }

@@ -24,8 +24,7 @@
 use crate::{
     access::{
         self,
-        RemoteError,
-        RemoteOp, //
+        RemoteError, //
     },
     device::RxeDev,
     dma::{
@@ -128,27 +127,27 @@ impl RemoteMr {
     }
 
     /// What the request's address is offset by (a zero-based window's
-    /// address, else 0): the region is accessed at `va + offset()`.
+    /// address, else 0; `qp->resp.offset`): the region is accessed at
+    /// `iova = va + offset()`, the address every method here takes.
     pub(crate) fn offset(&self) -> u64 {
         self.offset
     }
 
-    /// [`RemoteError::RkeyViolation`] unless `length` bytes at the
-    /// request's `va` are in the region (`check_rkey`'s `mr_check_range`;
-    /// as in the C driver, a window's own bounds are not checked, only its
-    /// region's).
-    pub(crate) fn check_range(&self, va: u64, length: u64) -> Result<(), RemoteError> {
+    /// [`RemoteError::RkeyViolation`] unless `length` bytes at `iova`
+    /// are in the region (`check_rkey`'s `mr_check_range`; as in the C
+    /// driver, a window's own bounds are not checked, only its region's).
+    pub(crate) fn check_range(&self, iova: u64, length: u64) -> Result<(), RemoteError> {
         self.mr
-            .check_range(va.wrapping_add(self.offset), length)
+            .check_range(iova, length)
             .map_err(|_| RemoteError::RkeyViolation)
     }
 
-    /// Copies between `buf` and the region at the request's `va`
-    /// (`write_data_in`, `read_reply`): [`RemoteError::RkeyViolation`] on
-    /// any failure (out of range, unmapped, deregistered meanwhile).
-    pub(crate) fn copy(&self, va: u64, buf: &mut [u8], dir: CopyDir) -> Result<(), RemoteError> {
+    /// Copies between `buf` and the region at `iova` (`write_data_in`,
+    /// `read_reply`): [`RemoteError::RkeyViolation`] on any failure (out
+    /// of range, unmapped, deregistered meanwhile).
+    pub(crate) fn copy(&self, iova: u64, buf: &mut [u8], dir: CopyDir) -> Result<(), RemoteError> {
         self.mr
-            .copy(va.wrapping_add(self.offset), buf, dir)
+            .copy(iova, buf, dir)
             .map_err(|_| RemoteError::RkeyViolation)
     }
 }
@@ -167,8 +166,8 @@ pub(crate) enum FlushLevel {
 impl RemoteMr {
     /// Makes the data of a FLUSH visible or persistent (`process_flush`):
     /// `placement` is the FETH's placement type (`IB_FLUSH_GLOBAL`,
-    /// `IB_FLUSH_PERSISTENT` of [`crate::access`]); `va` and `length` the
-    /// request's (for [`FlushLevel::Range`]). Persistence writes the CPU
+    /// `IB_FLUSH_PERSISTENT` of [`crate::access`]); `iova` and `length`
+    /// the request's (for [`FlushLevel::Range`]). Persistence writes the CPU
     /// caches back then orders with a write barrier; global visibility is
     /// the barrier alone. [`RemoteError::RkeyViolation`] if the write-back
     /// fails (a DMA region, out of range, unmapped).
@@ -176,11 +175,11 @@ impl RemoteMr {
         &self,
         level: FlushLevel,
         placement: u32,
-        va: u64,
+        iova: u64,
         length: u64,
     ) -> Result<(), RemoteError> {
         let (start, length) = match level {
-            FlushLevel::Range => (va.wrapping_add(self.offset), length),
+            FlushLevel::Range => (iova, length),
             FlushLevel::Mr => self.mr.range(),
         };
         if placement & access::FLUSH_PERSISTENT != 0 {
@@ -197,9 +196,10 @@ impl RemoteMr {
 
 /// Resolves the rkey of a remote request to QP `qpn` of PD `pd`
 /// (`check_rkey`): a memory window (`rxe_lookup_mw`: same PD, a type 2
-/// window bound through this QP, non-empty, granting the access of `op`,
-/// valid) with its region, or a region (`lookup_mr` by rkey: same PD,
-/// granting the access, valid). `None` is `RESPST_ERR_RKEY_VIOLATION`
+/// window bound through this QP, non-empty, granting `access`, valid)
+/// with its region, or a region (`lookup_mr` by rkey: same PD, granting
+/// `access`, valid). `access` is what the request needs
+/// ([`crate::access::RemoteOp::access`]). `None` is `RESPST_ERR_RKEY_VIOLATION`
 /// (with the access error event unless the request carries immediate
 /// data, `get_rkey_violation_state`). The caller checks the range next.
 ///
@@ -209,10 +209,9 @@ pub(crate) fn lookup_rkey(
     rxe: &RxeDev,
     pd: PdId,
     qpn: u32,
-    op: RemoteOp,
+    access: u32,
     rkey: u32,
 ) -> Option<RemoteMr> {
-    let access = op.access();
     if keys::rkey_is_mw(rkey) {
         let mw = rxe.mws.lookup(pd, qpn, access, rkey)?;
         let b = mw.binding.lock();
