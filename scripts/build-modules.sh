@@ -22,5 +22,5 @@ if grep -E -i -q '(^|[^a-z_])(warning|error)[:[]' "$out/build.log"; then
 	cat "$out/build.log" >&2
 	die "the module build printed warnings"
 fi
-cp "$RRXE_REPO/rdma_rxe.ko" "$RRXE_REPO/rdma_ucm.ko" "$out/"
+cp "$RRXE_REPO/rdma_rxe.ko" "$RRXE_REPO/rdma_ucm.ko" "$RRXE_REPO/ib_cm.ko" "$out/"
 echo "$out"

@@ -22,6 +22,7 @@ mod proto;
 
 mod client;
 mod device;
+mod id;
 mod mad_agent;
 mod sysfs;
 
@@ -44,6 +45,7 @@ struct CmModule {
 
 impl kernel::Module for CmModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        id::init();
         Ok(Self {
             _client: ClientRegistration::register()?,
         })

@@ -73,6 +73,8 @@ const GROUP_COUNT: usize = 4;
 
 /// One CM port: its counters, shared with its MAD agents' handlers.
 pub(crate) struct CmPort {
+    /// The device (`ib_device *`).
+    dev: usize,
     /// The port number.
     num: u32,
     /// The counters (`atomic_long_t` in C), by group and attribute.
@@ -91,7 +93,7 @@ impl CmPort {
     }
 
     /// Counts one more message of attribute `attr_id` in `group`.
-    fn count(&self, group: CounterGroup, attr_id: u16) {
+    pub(crate) fn count(&self, group: CounterGroup, attr_id: u16) {
         self.count_n(group, attr_id, 1);
     }
 }
@@ -104,11 +106,18 @@ impl MadHandler for CmPort {
         };
         let attr_id = MadHdr(mad.mad()).attr_id();
         self.count(CounterGroup::Recv, attr_id);
-        // No consumer can create an ID yet (the API is not exported), so
-        // the CM answers as the C one does when it has no ID for a message:
-        // a REQ finds no listener, a DREQ no connection, a SIDR_REQ no
-        // listener; anything else is for an ID and is dropped. A failed
-        // answer is dropped too: the peer retries.
+        let at = crate::id::Arrival {
+            dev: self.dev as *mut crate::rdma::bindings::ib_device,
+            port_num: self.num,
+            port: self,
+        };
+        if crate::id::recv(&at, &mad) {
+            return;
+        }
+        // No ID takes it: the CM answers as the C one does when it has no
+        // ID for a message: a REQ finds no listener, a DREQ no connection,
+        // a SIDR_REQ no listener. A failed answer is dropped: the peer
+        // retries.
         let _ = match msg {
             Msg::Req(_) => match state::new_req(ReqMatch::NoListener).0 {
                 Issue::Rej(reason, rejected) => agent.respond(&mad, false, |out| {
@@ -178,6 +187,7 @@ impl CmClient {
     fn add_port(dev: &ClientDevice, num: u32) -> Result<PortReg> {
         let port = Arc::new(
             CmPort {
+                dev: dev.as_raw() as usize,
                 num,
                 counters: [const { [const { AtomicI64::new(0) }; ATTR_COUNT] }; GROUP_COUNT],
             },
@@ -187,7 +197,11 @@ impl CmClient {
         dev.add_counters(num)?;
         let agents = MadAgent::register(dev, num, true, port.clone()).and_then(|mad_agent| {
             let rep_agent = MadAgent::register(dev, num, false, port)?;
-            dev.set_port_cm_sup(num, true)?;
+            crate::id::add_port(dev.as_raw(), num, mad_agent.raw())?;
+            if let Err(e) = dev.set_port_cm_sup(num, true) {
+                crate::id::remove_port(dev.as_raw(), num);
+                return Err(e);
+            }
             Ok((mad_agent, rep_agent))
         });
         let (mad_agent, rep_agent) = agents.inspect_err(|_| dev.remove_counters(num))?;
@@ -202,6 +216,8 @@ impl CmClient {
         // gone no one else reads `ports`.
         for p in ports.iter() {
             dev.remove_counters(p.num());
+            // No ID sends on the port any more.
+            crate::id::remove_port(dev.as_raw(), p.num());
         }
         while let Some(p) = ports.pop() {
             // As the C module: a failure to clear the capability changes
@@ -231,6 +247,7 @@ impl ClientDriver for CmClient {
             };
             if ports.push(port, GFP_KERNEL).is_err() {
                 dev.remove_counters(num);
+                crate::id::remove_port(dev.as_raw(), num);
                 let _ = dev.set_port_cm_sup(num, false);
                 Self::remove_ports(dev, &mut ports);
                 return Err(ENOMEM);

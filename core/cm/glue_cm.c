@@ -3,6 +3,7 @@
 #include <linux/sysfs.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_sysfs.h>
+#include <rdma/ib_sa.h>
 #include "glue_cm.h"
 
 bool rrxe_cm_cap_ib_cm(const struct ib_device *device, u32 port_num)
@@ -96,3 +97,108 @@ void rrxe_cm_remove_counters(struct ib_device *device, u32 port_num)
 {
 	ib_port_unregister_client_groups(device, port_num, rrxe_cm_dirs);
 }
+
+int rrxe_cm_pathrec_type(int gid_type)
+{
+	return sa_conv_gid_to_pathrec_type(gid_type);
+}
+
+/* The IB CM API of include/rdma/ib_cm.h: each one forwards to Rust. */
+struct ib_cm_id *ib_create_cm_id(struct ib_device *device, ib_cm_handler cm_handler,
+				 void *context)
+{
+	return rrxe_cm_create_id(device, cm_handler, context);
+}
+EXPORT_SYMBOL(ib_create_cm_id);
+
+void ib_destroy_cm_id(struct ib_cm_id *cm_id)
+{
+	rrxe_cm_destroy_id(cm_id);
+}
+EXPORT_SYMBOL(ib_destroy_cm_id);
+
+int ib_cm_listen(struct ib_cm_id *cm_id, __be64 service_id)
+{
+	return rrxe_cm_listen(cm_id, service_id);
+}
+EXPORT_SYMBOL(ib_cm_listen);
+
+struct ib_cm_id *ib_cm_insert_listen(struct ib_device *device, ib_cm_handler cm_handler,
+				     __be64 service_id)
+{
+	return rrxe_cm_insert_listen(device, cm_handler, service_id);
+}
+EXPORT_SYMBOL(ib_cm_insert_listen);
+
+int ib_send_cm_req(struct ib_cm_id *cm_id, struct ib_cm_req_param *param)
+{
+	return rrxe_cm_send_req(cm_id, param);
+}
+EXPORT_SYMBOL(ib_send_cm_req);
+
+int ib_send_cm_rep(struct ib_cm_id *cm_id, struct ib_cm_rep_param *param)
+{
+	return rrxe_cm_send_rep(cm_id, param);
+}
+EXPORT_SYMBOL(ib_send_cm_rep);
+
+int ib_send_cm_rtu(struct ib_cm_id *cm_id, const void *private_data, u8 private_data_len)
+{
+	return rrxe_cm_send_rtu(cm_id, private_data, private_data_len);
+}
+EXPORT_SYMBOL(ib_send_cm_rtu);
+
+int ib_send_cm_dreq(struct ib_cm_id *cm_id, const void *private_data, u8 private_data_len)
+{
+	return rrxe_cm_send_dreq(cm_id, private_data, private_data_len);
+}
+EXPORT_SYMBOL(ib_send_cm_dreq);
+
+int ib_send_cm_drep(struct ib_cm_id *cm_id, const void *private_data, u8 private_data_len)
+{
+	return rrxe_cm_send_drep(cm_id, private_data, private_data_len);
+}
+EXPORT_SYMBOL(ib_send_cm_drep);
+
+int ib_cm_notify(struct ib_cm_id *cm_id, enum ib_event_type event)
+{
+	return rrxe_cm_notify(cm_id, event);
+}
+EXPORT_SYMBOL(ib_cm_notify);
+
+int ib_send_cm_rej(struct ib_cm_id *cm_id, enum ib_cm_rej_reason reason, void *ari,
+		   u8 ari_length, const void *private_data, u8 private_data_len)
+{
+	return rrxe_cm_send_rej(cm_id, reason, ari, ari_length, private_data, private_data_len);
+}
+EXPORT_SYMBOL(ib_send_cm_rej);
+
+int ib_prepare_cm_mra(struct ib_cm_id *cm_id)
+{
+	return rrxe_cm_prepare_mra(cm_id);
+}
+EXPORT_SYMBOL(ib_prepare_cm_mra);
+
+int ib_cm_init_qp_attr(struct ib_cm_id *cm_id, struct ib_qp_attr *qp_attr, int *qp_attr_mask)
+{
+	return rrxe_cm_init_qp_attr(cm_id, qp_attr, qp_attr_mask);
+}
+EXPORT_SYMBOL(ib_cm_init_qp_attr);
+
+int ib_send_cm_sidr_req(struct ib_cm_id *cm_id, struct ib_cm_sidr_req_param *param)
+{
+	return rrxe_cm_send_sidr_req(cm_id, param);
+}
+EXPORT_SYMBOL(ib_send_cm_sidr_req);
+
+int ib_send_cm_sidr_rep(struct ib_cm_id *cm_id, struct ib_cm_sidr_rep_param *param)
+{
+	return rrxe_cm_send_sidr_rep(cm_id, param);
+}
+EXPORT_SYMBOL(ib_send_cm_sidr_rep);
+
+const char *ibcm_reject_msg(int reason)
+{
+	return rrxe_cm_reject_msg(reason);
+}
+EXPORT_SYMBOL(ibcm_reject_msg);

@@ -77,6 +77,17 @@ impl RecvMad {
     }
 }
 
+impl RecvMad {
+    /// The work completion and the GRH of the MAD, valid while `self` lives.
+    pub(crate) fn raw_wc(&self) -> (*const bindings::ib_wc, *const bindings::ib_grh) {
+        // SAFETY: `wc` is a valid completion (type invariant).
+        unsafe {
+            let rwc = self.wc.as_ptr();
+            ((*rwc).wc.cast_const(), (*rwc).recv_buf.grh.cast_const())
+        }
+    }
+}
+
 impl Drop for RecvMad {
     fn drop(&mut self) {
         // SAFETY: not freed yet (type invariant); this is the last use.
@@ -173,7 +184,7 @@ impl Responder<'_> {
 /// # Safety
 ///
 /// `buf` is a send buffer of ours, not posted or completed.
-unsafe fn free_send(buf: *mut bindings::ib_mad_send_buf) {
+pub(crate) unsafe fn free_send(buf: *mut bindings::ib_mad_send_buf) {
     // SAFETY: the buffer and its handle are ours (the caller's guarantee).
     unsafe {
         let ah = (*buf).ah;
@@ -243,6 +254,11 @@ impl<H: MadHandler> MadAgent<H> {
         Ok(Self { agent, ctx })
     }
 
+    /// The C agent, to send through while it is registered.
+    pub(crate) fn raw(&self) -> *mut bindings::ib_mad_agent {
+        self.agent.as_ptr()
+    }
+
     /// The handler context.
     pub(crate) fn ctx(&self) -> &Arc<H> {
         &self.ctx
@@ -285,12 +301,18 @@ impl<H: MadHandler> MadAgent<H> {
         agent: *mut bindings::ib_mad_agent,
         wc: *mut bindings::ib_mad_send_wc,
     ) {
-        // Only answers are sent yet (`Responder::respond`): each is done
-        // with at its completion (`cm_send_handler()`).
+        // Each MAD is done with at its completion (`cm_send_handler()`); a
+        // tracked one (an ID's REQ, REP or DREQ) tells its ID first.
         // SAFETY: the completion and its buffer are valid for the call; the
-        // buffer is ours again; the context is as in `recv_callback`.
+        // buffer is ours again; the context is as in `recv_callback`;
+        // `context[1]`, when set, is the ID reference `id::post` gave it.
         unsafe {
             let buf = (*wc).send_buf;
+            let owner = (*buf).context[1];
+            if !owner.is_null() {
+                (*buf).context[1] = core::ptr::null_mut();
+                crate::id::send_done(owner, buf, (*wc).status);
+            }
             let retries = if (*buf).context[0] == direct_retry_mark() {
                 1
             } else {

@@ -7,6 +7,7 @@
 pub(crate) mod field;
 pub(crate) mod format;
 pub(crate) mod issue;
+pub(crate) mod lookup;
 pub(crate) mod msgs;
 pub(crate) mod state;
 pub(crate) mod timing;

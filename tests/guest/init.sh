@@ -52,10 +52,12 @@ eval "MYSET=\$SET_$ROLE"
 #   c:      in-tree rdma_rxe + rdma_ucm
 #   rust:   this project's rdma_rxe + rdma_ucm
 #   ucma:   in-tree rdma_rxe + this project's rdma_ucm (ucma over the C rxe)
+#   cm:     in-tree rdma_rxe + rdma_ucm + rdma_cm over this project's ib_cm
 mkdir -p "/lib/modules/$KREL/updates"
 case $MYSET in
 rust) cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$KREL/updates/" ;;
 ucma) cp "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$KREL/updates/" ;;
+cm) cp "$RUST_KO_DIR"/ib_cm.ko "/lib/modules/$KREL/updates/" ;;
 esac
 depmod -a
 

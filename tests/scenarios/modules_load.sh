@@ -15,6 +15,13 @@ for m in rdma_rxe rdma_ucm; do
 	[[ $f == */$want/* ]] || { echo "$m is not from $want/ for set $MYSET"; exit 1; }
 	grep -q "^$m " /proc/modules || { echo "$m not loaded"; exit 1; }
 done
+if [ "$MYSET" = cm ]; then
+	# rdma_cm (loaded with rdma_ucm) runs over this project's ib_cm.
+	f=$(modinfo -F filename ib_cm)
+	echo "ib_cm: $f"
+	[[ $f == */updates/* ]] || { echo "ib_cm is not from updates/ for set cm"; exit 1; }
+	grep -q "^ib_cm " /proc/modules || { echo "ib_cm not loaded"; exit 1; }
+fi
 modinfo rdma_rxe | grep -q 'alias: *rdma-link-rxe' || { echo "rdma_rxe lacks the rdma-link-rxe alias"; exit 1; }
 [ -c /dev/infiniband/rdma_cm ] || { echo "/dev/infiniband/rdma_cm missing"; exit 1; }
 mode=$(stat -c %a /dev/infiniband/rdma_cm)

@@ -33,6 +33,9 @@ mod cm_format_test;
 #[cfg(test)]
 mod cm_sim_test;
 
+#[cfg(test)]
+mod cm_lookup_test;
+
 #[path = "../../../rxe/wire/mod.rs"]
 #[allow(dead_code)]
 pub mod rxe_wire;
