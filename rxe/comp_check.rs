@@ -459,6 +459,12 @@ pub(crate) fn check_ack(
             AckVerdict::go(CompState::Atomic)
         }
         RC_ACKNOWLEDGE => match decode_syndrome(pkt.syn) {
+            // A read or atomic completes with its data, never with a
+            // plain ACK. The responder ACKs a duplicate send or write with
+            // the PSN before its next expected one, which may be a read's
+            // or an atomic's: the C completer completes that WQE then,
+            // without its data. Ignored here; a retry replays the data.
+            AckKind::Ack if wqe.is_read_or_atomic() => AckVerdict::go(CompState::Done),
             AckKind::Ack => {
                 comp.reset_retry(lim);
                 AckVerdict::go(CompState::WriteSend)

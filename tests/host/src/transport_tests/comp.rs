@@ -681,3 +681,19 @@ fn stale_ack_during_a_read_is_ignored() {
     assert!(!b.run(false));
     assert_eq!(b.take()[0], Ev::Status(WcStatus::RemAccess));
 }
+
+#[test]
+fn plain_ack_never_completes_a_read_or_atomic() {
+    // The responder ACKs a duplicate write with the PSN of the atomic
+    // after it: the atomic waits for its ATOMIC ACKNOWLEDGE (a retry
+    // replays it).
+    for (op, len) in [(wr::ATOMIC_FETCH_AND_ADD, 8), (wr::RDMA_READ, 8)] {
+        let mut b = Bench::new(0);
+        b.sent(1, op, 1, len);
+        b.resp(RC_ACKNOWLEDGE, 0, ACK_UNLIMITED, 0);
+        assert!(b.run(false));
+        assert!(b.take().is_empty());
+        assert_eq!(b.m.sq.len(), 1);
+        assert_eq!(b.comp.psn, 0);
+    }
+}
