@@ -664,3 +664,257 @@ pub(crate) fn after_send(t: QpType, w: &SendView, p: &PacketPlan, mtu: u32) -> A
         next_wqe: p.mask.contains(Mask::END),
     }
 }
+
+/// Byte offsets in `struct rxe_send_wqe` (uapi `rdma_user_rxe.h`) of what
+/// the requester and completer read and write, in host byte order (user
+/// space's provider shares the entries).
+pub(crate) mod wqe_off {
+    /// `wr.opcode`.
+    pub(crate) const OPCODE: usize = 12;
+    /// `wr.send_flags`.
+    pub(crate) const SEND_FLAGS: usize = 16;
+    /// `wr.wr.{rdma,atomic,flush}.remote_addr`.
+    pub(crate) const REMOTE_ADDR: usize = 24;
+    /// `status`.
+    pub(crate) const STATUS: usize = 144;
+    /// `state`.
+    pub(crate) const STATE: usize = 148;
+    /// `iova`.
+    pub(crate) const IOVA: usize = 152;
+    /// `mask`.
+    pub(crate) const MASK: usize = 160;
+    /// `first_psn`.
+    pub(crate) const FIRST_PSN: usize = 164;
+    /// `last_psn`.
+    pub(crate) const LAST_PSN: usize = 168;
+    /// `has_rd_atomic`.
+    pub(crate) const HAS_RD_ATOMIC: usize = 180;
+    /// `dma.length`.
+    pub(crate) const DMA_LENGTH: usize = 184;
+    /// `dma.resid`.
+    pub(crate) const DMA_RESID: usize = 188;
+    /// `dma.cur_sge`.
+    pub(crate) const DMA_CUR_SGE: usize = 192;
+    /// `dma.num_sge`.
+    pub(crate) const DMA_NUM_SGE: usize = 196;
+    /// `dma.sge_offset`.
+    pub(crate) const DMA_SGE_OFFSET: usize = 200;
+    /// Bytes of the fixed part (the entries follow).
+    pub(crate) const FIXED: usize = 208;
+}
+
+/// The fixed part of a send WQE in its queue element, read and written in
+/// place (`b` holds at least [`wqe_off::FIXED`] bytes).
+pub(crate) struct SendWqeBytes<'a> {
+    b: &'a mut [u8],
+}
+
+impl<'a> SendWqeBytes<'a> {
+    /// The WQE in `b`, if it is long enough.
+    pub(crate) fn new(b: &'a mut [u8]) -> Option<Self> {
+        if b.len() < wqe_off::FIXED {
+            return None;
+        }
+        Some(Self { b })
+    }
+
+    fn u32_at(&self, off: usize) -> u32 {
+        let mut v = [0u8; 4];
+        v.copy_from_slice(&self.b[off..off + 4]);
+        u32::from_ne_bytes(v)
+    }
+
+    fn u64_at(&self, off: usize) -> u64 {
+        let mut v = [0u8; 8];
+        v.copy_from_slice(&self.b[off..off + 8]);
+        u64::from_ne_bytes(v)
+    }
+
+    fn put32(&mut self, off: usize, v: u32) {
+        self.b[off..off + 4].copy_from_slice(&v.to_ne_bytes());
+    }
+
+    fn put64(&mut self, off: usize, v: u64) {
+        self.b[off..off + 8].copy_from_slice(&v.to_ne_bytes());
+    }
+
+    /// `enum ib_wr_opcode`.
+    pub(crate) fn wr_op(&self) -> u32 {
+        self.u32_at(wqe_off::OPCODE)
+    }
+
+    /// `IB_SEND_*` flags.
+    pub(crate) fn send_flags(&self) -> u32 {
+        self.u32_at(wqe_off::SEND_FLAGS)
+    }
+
+    /// Its state (unknown values read as error).
+    pub(crate) fn state(&self) -> WqeState {
+        WqeState::from_raw(self.u32_at(wqe_off::STATE))
+    }
+
+    /// Sets its state.
+    pub(crate) fn set_state(&mut self, s: WqeState) {
+        self.put32(wqe_off::STATE, s.as_raw());
+    }
+
+    /// Its completion status.
+    pub(crate) fn status(&self) -> u32 {
+        self.u32_at(wqe_off::STATUS)
+    }
+
+    /// Sets its completion status.
+    pub(crate) fn set_status(&mut self, s: crate::comp_check::WcStatus) {
+        self.put32(wqe_off::STATUS, s.as_raw());
+    }
+
+    /// Its first and last PSN.
+    pub(crate) fn psns(&self) -> (u32, u32) {
+        (
+            self.u32_at(wqe_off::FIRST_PSN),
+            self.u32_at(wqe_off::LAST_PSN),
+        )
+    }
+
+    /// Sets its first and last PSN.
+    pub(crate) fn set_psns(&mut self, first: u32, last: u32) {
+        self.put32(wqe_off::FIRST_PSN, first);
+        self.put32(wqe_off::LAST_PSN, last);
+    }
+
+    /// Whether it holds a read/atomic credit.
+    pub(crate) fn has_rd_atomic(&self) -> bool {
+        self.u32_at(wqe_off::HAS_RD_ATOMIC) != 0
+    }
+
+    /// Sets whether it holds a read/atomic credit.
+    pub(crate) fn set_has_rd_atomic(&mut self, has: bool) {
+        self.put32(wqe_off::HAS_RD_ATOMIC, u32::from(has));
+    }
+
+    /// The remote address its next RETH/AtomicETH carries.
+    pub(crate) fn iova(&self) -> u64 {
+        self.u64_at(wqe_off::IOVA)
+    }
+
+    /// Sets it.
+    pub(crate) fn set_iova(&mut self, iova: u64) {
+        self.put64(wqe_off::IOVA, iova);
+    }
+
+    /// The remote address the work request named (0 for an operation with
+    /// none), where a rewind restarts from.
+    pub(crate) fn remote_addr(&self, wr_mask_bits: u32) -> u64 {
+        if wr_mask_bits & (wr_mask::ATOMIC | wr_mask::READ | wr_mask::WRITE) != 0 {
+            self.u64_at(wqe_off::REMOTE_ADDR)
+        } else {
+            0
+        }
+    }
+
+    /// `dma.length`.
+    pub(crate) fn length(&self) -> u32 {
+        self.u32_at(wqe_off::DMA_LENGTH)
+    }
+
+    /// `dma.resid`.
+    pub(crate) fn resid(&self) -> u32 {
+        self.u32_at(wqe_off::DMA_RESID)
+    }
+
+    /// Sets the data position: `resid` bytes left, `skip` done. The list
+    /// cursor (`cur_sge`, `sge_offset`) is reset to the start for the
+    /// kernel side to advance by `skip` (inline data: `sge_offset` is the
+    /// position itself).
+    pub(crate) fn set_position(&mut self, resid: u32, skip: u32) {
+        self.put32(wqe_off::DMA_RESID, resid);
+        self.put32(wqe_off::DMA_CUR_SGE, 0);
+        let inline = self.send_flags() & SEND_INLINE != 0;
+        self.put32(wqe_off::DMA_SGE_OFFSET, if inline { skip } else { 0 });
+    }
+
+    /// The view [`plan`] reads, with the WQE's mask for QP type `t`.
+    pub(crate) fn send_view(&self, t: QpType) -> SendView {
+        let wr_op = self.wr_op();
+        SendView {
+            wr_op,
+            send_flags: self.send_flags(),
+            wr_mask: crate::wqe::wr_opcode_mask(wr_op, t),
+            resid: self.resid(),
+            first_psn: self.psns().0,
+            num_sge: self.u32_at(wqe_off::DMA_NUM_SGE),
+            cur_sge: self.u32_at(wqe_off::DMA_CUR_SGE),
+            has_rd_atomic: self.has_rd_atomic(),
+        }
+    }
+
+    /// The view the completer reads.
+    pub(crate) fn head(&self, t: QpType) -> crate::comp_check::HeadWqe {
+        let wr_op = self.wr_op();
+        let (first_psn, last_psn) = self.psns();
+        crate::comp_check::HeadWqe {
+            state: self.state(),
+            wr_op,
+            wr_mask: crate::wqe::wr_opcode_mask(wr_op, t),
+            first_psn,
+            last_psn,
+        }
+    }
+
+    /// Stores what [`after_send`] decided.
+    pub(crate) fn store_after_send(&mut self, a: &AfterSend, took_rd_atomic: bool) {
+        self.set_state(a.state);
+        if let Some((first, last)) = a.wqe_psns {
+            self.set_psns(first, last);
+        }
+        if took_rd_atomic {
+            self.set_has_rd_atomic(true);
+        }
+    }
+
+    /// One step of a retransmission rewind (`req_retry`) over this WQE,
+    /// the walk going from the oldest WQE until a [`RewindStep::Stop`];
+    /// `first` and `prev_opcode` carry the walk's state (see [`rewind`]).
+    /// A restarted WQE is stored back as posted with its remote address
+    /// and data position; the kernel side then advances the list cursor of
+    /// a write or send with list data by [`Restart::skip`] bytes (inline
+    /// data is positioned already, a first read keeps its cursor).
+    pub(crate) fn rewind_step(
+        &mut self,
+        t: QpType,
+        first: &mut bool,
+        prev_opcode: &mut Option<u8>,
+        comp_psn: u32,
+        mtu: u32,
+    ) -> RewindStep {
+        let wr_op = self.wr_op();
+        let mask = crate::wqe::wr_opcode_mask(wr_op, t);
+        let w = RewindWqe {
+            state: self.state(),
+            wr_op,
+            send_flags: self.send_flags(),
+            wr_mask: mask,
+            length: self.length(),
+            resid: self.resid(),
+            first_psn: self.psns().0,
+        };
+        let step = rewind(t, &w, *first, comp_psn, mtu);
+        match step {
+            RewindStep::Stop | RewindStep::Skip => step,
+            RewindStep::Restart(r) => {
+                if *first {
+                    *prev_opcode = r.prev_opcode;
+                }
+                *first = false;
+                let base = self.remote_addr(mask);
+                self.set_iova(base.wrapping_add(r.iova_advance));
+                // A first read keeps its cursor (what it received).
+                if !(w.wr_mask & wr_mask::READ != 0 && r.skip != 0) {
+                    self.set_position(r.resid, r.skip);
+                }
+                self.set_state(WqeState::Posted);
+                step
+            }
+        }
+    }
+}

@@ -603,3 +603,135 @@ fn plan_waits_and_failures() {
     assert!(p.solicited && p.ack_req);
     assert_eq!(after_send(Uc, &w, &p, 1024).state, WqeState::Done);
 }
+
+/// A send WQE's bytes as `struct rxe_send_wqe` lays them out.
+fn wqe_bytes(wr_op: u32, send_flags: u32, length: u32, remote: u64) -> [u8; 256] {
+    let mut b = [0u8; 256];
+    let put =
+        |b: &mut [u8; 256], off: usize, v: u32| b[off..off + 4].copy_from_slice(&v.to_ne_bytes());
+    put(&mut b, 12, wr_op);
+    put(&mut b, 16, send_flags);
+    b[24..32].copy_from_slice(&remote.to_ne_bytes());
+    put(&mut b, 184, length);
+    put(&mut b, 188, length);
+    put(&mut b, 196, 1);
+    b
+}
+
+#[test]
+fn wqe_bytes_layout() {
+    use crate::rxe_wqe::{send_off, Remote, SendWqe};
+    // The offsets agree with the post path's encoder.
+    assert_eq!(wqe_off::OPCODE, send_off::OPCODE);
+    assert_eq!(wqe_off::SEND_FLAGS, send_off::SEND_FLAGS);
+    assert_eq!(wqe_off::REMOTE_ADDR, send_off::WR);
+    assert_eq!(wqe_off::STATUS, send_off::STATUS);
+    assert_eq!(wqe_off::STATE, send_off::STATE);
+    assert_eq!(wqe_off::IOVA, send_off::IOVA);
+    assert_eq!(wqe_off::MASK, send_off::MASK);
+    assert_eq!(wqe_off::DMA_LENGTH, send_off::DMA);
+    assert_eq!(wqe_off::FIXED, send_off::DATA);
+    let mut b = [0u8; 208];
+    SendWqe {
+        wr_id: 1,
+        opcode: wr::RDMA_WRITE,
+        send_flags: SEND_SIGNALED,
+        ex: 0,
+        remote: crate::rxe_wqe::Remote::Rdma {
+            addr: 0xabc0,
+            rkey: 5,
+        },
+        iova: 0xabc0,
+        mask: wr_opcode_mask(wr::RDMA_WRITE, Rc),
+        length: 3000,
+        num_sge: 2,
+        ssn: 9,
+    }
+    .encode(&mut b);
+    let _ = Remote::None;
+    let w = SendWqeBytes::new(&mut b).unwrap();
+    assert_eq!(w.wr_op(), wr::RDMA_WRITE);
+    assert_eq!(w.send_flags(), SEND_SIGNALED);
+    assert_eq!(w.state(), WqeState::Posted);
+    assert_eq!((w.length(), w.resid(), w.iova()), (3000, 3000, 0xabc0));
+    assert_eq!(w.remote_addr(wr_opcode_mask(wr::RDMA_WRITE, Rc)), 0xabc0);
+    assert_eq!(w.remote_addr(wr_opcode_mask(wr::SEND, Rc)), 0);
+    let v = w.send_view(Rc);
+    assert_eq!((v.num_sge, v.cur_sge, v.resid), (2, 0, 3000));
+    assert!(SendWqeBytes::new(&mut [0u8; 207]).is_none());
+}
+
+#[test]
+fn wqe_bytes_send_and_rewind() {
+    let mut b = wqe_bytes(wr::SEND, 0, 600, 0);
+    let mut w = SendWqeBytes::new(&mut b).unwrap();
+    // Send its first two packets at MTU 256.
+    let mut q = qview(0xff_ffff);
+    q.mtu = 256;
+    let mut f = ReqFlags::default();
+    for _ in 0..2 {
+        let v = w.send_view(Rc);
+        let ReqStep::Packet(p) = plan(&v, &q, &mut f, || true) else {
+            panic!()
+        };
+        let a = after_send(Rc, &v, &p, 256);
+        w.store_after_send(&a, p.took_rd_atomic);
+        // (the kernel's copy moves the resid)
+        let r = w.resid() - p.payload;
+        w.set_position(r, 600 - r);
+        q.psn = a.next_psn;
+        q.prev_opcode = Some(a.prev_opcode);
+    }
+    assert_eq!(w.state(), WqeState::Processing);
+    assert_eq!(w.psns(), (0xff_ffff, 1));
+    assert_eq!(w.resid(), 88);
+    // One packet acked (the completer at PSN 0): rewind.
+    let mut first = true;
+    let mut prev = None;
+    let RewindStep::Restart(r) = w.rewind_step(Rc, &mut first, &mut prev, 0, 256) else {
+        panic!()
+    };
+    assert_eq!((r.resid, r.skip), (344, 256));
+    assert_eq!(prev, Some(RC_SEND_FIRST));
+    assert!(!first);
+    assert_eq!((w.state(), w.resid()), (WqeState::Posted, 344));
+    // The next one restarts whole; a posted one stops the walk.
+    let mut b2 = wqe_bytes(wr::RDMA_WRITE, crate::rxe_wqe::SEND_INLINE, 100, 0x5000);
+    let mut w2 = SendWqeBytes::new(&mut b2).unwrap();
+    w2.set_state(WqeState::Pending);
+    w2.set_iova(0x5064);
+    assert!(matches!(
+        w2.rewind_step(Rc, &mut first, &mut prev, 0, 256),
+        RewindStep::Restart(_)
+    ));
+    assert_eq!((w2.iova(), w2.resid()), (0x5000, 100));
+    let mut b3 = wqe_bytes(wr::SEND, 0, 1, 0);
+    let mut w3 = SendWqeBytes::new(&mut b3).unwrap();
+    assert_eq!(
+        w3.rewind_step(Rc, &mut first, &mut prev, 0, 256),
+        RewindStep::Stop
+    );
+    // A first read keeps what it received and moves its address.
+    let mut b4 = wqe_bytes(wr::RDMA_READ, 0, 1000, 0x9000);
+    let mut w4 = SendWqeBytes::new(&mut b4).unwrap();
+    w4.set_state(WqeState::Pending);
+    w4.set_position(1000 - 512, 0);
+    let mut first = true;
+    let RewindStep::Restart(r) = w4.rewind_step(Rc, &mut first, &mut prev, 0, 256) else {
+        panic!()
+    };
+    assert_eq!((r.skip, w4.resid(), w4.iova()), (512, 488, 0x9200));
+    // Inline data is positioned by its offset.
+    let mut b5 = wqe_bytes(wr::SEND, crate::rxe_wqe::SEND_INLINE, 600, 0);
+    let mut w5 = SendWqeBytes::new(&mut b5).unwrap();
+    w5.set_position(344, 256);
+    assert_eq!(u32::from_ne_bytes(b5[200..204].try_into().unwrap()), 256);
+    // Status, credit.
+    let mut w5 = SendWqeBytes::new(&mut b5).unwrap();
+    w5.set_status(crate::rxe_comp_check::WcStatus::RetryExc);
+    w5.set_has_rd_atomic(true);
+    assert_eq!(w5.status(), 12);
+    assert!(w5.has_rd_atomic());
+    let h = w5.head(Rc);
+    assert_eq!(h.wr_op, wr::SEND);
+}
