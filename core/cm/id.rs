@@ -46,6 +46,8 @@ use super::proto::{
         Rej,
         Rep,
         Req,
+        SidrRep,
+        SidrReq,
         BASE_VERSION, //
     },
     state::{
@@ -510,6 +512,16 @@ impl CmId {
                     format::rej(m, ids, reason, rejected, zero_local_id, ari, pd)
                 })
             }
+            Send::SidrRepStatus(status) => {
+                let fields = format::SidrRepFields {
+                    tid: g.tid,
+                    remote_id: g.remote_id,
+                    service_id: g.service_id,
+                    status,
+                    ..Default::default()
+                };
+                self.post(g, false, |m, _| format::sidr_rep(m, &fields))
+            }
             _ => Err(EINVAL),
         };
         if g.saved_pd.is_empty() {
@@ -791,7 +803,11 @@ pub(crate) fn recv(at: &Arrival<'_>, mad: &RecvMad) -> bool {
             recv_mra(at, &m);
             true
         }
-        Msg::SidrReq(_) => false,
+        Msg::SidrReq(m) => recv_sidr_req(at, mad, &m),
+        Msg::SidrRep(m) => {
+            recv_sidr_rep(at, &m);
+            true
+        }
         _ => true,
     }
 }
@@ -1058,6 +1074,90 @@ fn recv_mra(at: &Arrival<'_>, m: &Mra<&Mad>) {
         |ev| {
             // SAFETY: writing the `mra_rcvd` arm of a zeroed union.
             unsafe { ev.param.mra_rcvd.as_mut().service_timeout = service_timeout };
+        },
+    );
+}
+
+/// A SIDR_REQ (`cm_sidr_req_handler()`): a listener gets a new ID in
+/// `SIDR_REQ_RCVD`; without one the caller answers `IB_SIDR_UNSUPPORTED`.
+fn recv_sidr_req(at: &Arrival<'_>, mad: &RecvMad, m: &SidrReq<&Mad>) -> bool {
+    let Some(listener) = find_listener(at.dev, m.serviceid()) else {
+        return false;
+    };
+    let Some(step) = state::new_sidr_req(state::SidrMatch::Listener) else {
+        return true;
+    };
+    let mut av: bindings::rdma_ah_attr = Default::default();
+    let (wc, grh) = mad.raw_wc();
+    // SAFETY: the completion is valid while `mad` lives; process context.
+    let ret = unsafe { bindings::ib_init_ah_attr_from_wc(at.dev, at.port_num, wc, grh, &mut av) };
+    if ret != 0 {
+        return true;
+    }
+    // SAFETY: the completion is valid while `mad` lives.
+    let pkey_index = unsafe { (*wc).pkey_index };
+    // SAFETY: the listener lives while we hold it.
+    let (handler, context) = unsafe { ((*listener.raw()).cm_handler, (*listener.raw()).context) };
+    let id = match CmId::new(at.dev, handler, context) {
+        Ok(id) => id,
+        Err(_) => {
+            // SAFETY: `av` was initialised above.
+            unsafe { bindings::rdma_destroy_ah_attr(&mut av) };
+            return true;
+        }
+    };
+    let sgid_attr = av.grh.sgid_attr;
+    {
+        let mut g = id.inner.lock();
+        g.port = at.port_num;
+        g.av = av;
+        g.av_valid = true;
+        g.pkey_index = pkey_index;
+        g.tid = m.hdr().tid();
+        g.remote_id = m.requestid();
+        g.service_id = m.serviceid();
+        let _ = id.apply(&mut g, &step, None, &[]);
+    }
+    let mut ev = zeroed_event(Event::SidrReqReceived);
+    ev.private_data = m.private_data().as_ptr().cast_mut().cast();
+    // SAFETY: writing the `sidr_req_rcvd` arm of a zeroed union.
+    let r = unsafe { ev.param.sidr_req_rcvd.as_mut() };
+    r.listen_id = listener.raw();
+    r.service_id = m.serviceid().to_be();
+    r.sgid_attr = sgid_attr;
+    r.bth_pkey = m.partition_key();
+    r.port = at.port_num as u8;
+    r.pkey = m.partition_key();
+    id.deliver_or_destroy(&ev);
+    true
+}
+
+/// A SIDR_REP (`cm_sidr_rep_handler()`).
+fn recv_sidr_rep(at: &Arrival<'_>, m: &SidrRep<&Mad>) {
+    let Some(id) = find(Lookup::Local(m.requestid())) else {
+        return;
+    };
+    let (step, sgid_attr) = {
+        let g = id.inner.lock();
+        (state::sidr_rep_received(g.state, g.lap), g.av.grh.sgid_attr)
+    };
+    let info = m.info();
+    let (info_ptr, info_len) = (info.as_ptr(), info.len() as u8);
+    finish(
+        at,
+        &id,
+        step,
+        m.hdr().attr_id(),
+        m.private_data().as_ptr(),
+        |ev| {
+            // SAFETY: writing the `sidr_rep_rcvd` arm of a zeroed union.
+            let r = unsafe { ev.param.sidr_rep_rcvd.as_mut() };
+            r.status = m.status().into();
+            r.qkey = m.q_key();
+            r.qpn = m.qpn();
+            r.info = info_ptr.cast_mut().cast();
+            r.info_len = info_len;
+            r.sgid_attr = sgid_attr;
         },
     );
 }
@@ -1607,30 +1707,114 @@ pub(crate) unsafe extern "C" fn rrxe_cm_init_qp_attr(
     0
 }
 
-/// `ib_send_cm_sidr_req()`: SIDR is not implemented yet.
-///
-/// # Safety
-///
-/// As [`rrxe_cm_destroy_id`].
-#[no_mangle]
-pub(crate) unsafe extern "C" fn rrxe_cm_send_sidr_req(
-    _cm_id: *mut bindings::ib_cm_id,
-    _param: *mut bindings::ib_cm_sidr_req_param,
-) -> ffi::c_int {
-    EOPNOTSUPP.to_errno()
+fn send_sidr_req(id: &Arc<CmId>, p: &bindings::ib_cm_sidr_req_param) -> Result {
+    // SAFETY: the consumer passes valid pointers for the call.
+    let pd = unsafe { bytes(p.private_data, p.private_data_len) };
+    {
+        let g = id.inner.lock();
+        state::send_sidr_req(g.state, g.lap, !p.path.is_null(), pd.len()).map_err(refusal)?;
+    }
+    // SAFETY: checked non-null; the consumer's path record for the call.
+    let path = unsafe { &mut *p.path };
+    let sgid_attr = p.sgid_attr;
+    if sgid_attr.is_null() {
+        return Err(EINVAL);
+    }
+    let dev = id.device();
+    // SAFETY: a GID attribute the consumer holds for the call.
+    let port = unsafe { (*sgid_attr).port_num };
+    let mut pkey_index = 0u16;
+    // SAFETY: the device is registered while the consumer uses it.
+    kernel::error::to_result(unsafe {
+        bindings::ib_find_cached_pkey(dev, port, u16::from_be(path.pkey), &mut pkey_index)
+    })?;
+    let mut av: bindings::rdma_ah_attr = Default::default();
+    // SAFETY: as above; process context.
+    kernel::error::to_result(unsafe {
+        bindings::ib_init_ah_attr_from_path(dev, port, path, &mut av, sgid_attr)
+    })?;
+    let mut g = id.inner.lock();
+    let step = state::send_sidr_req(g.state, g.lap, true, pd.len()).map_err(refusal)?;
+    if g.av_valid {
+        // SAFETY: the previous address vector is ours.
+        unsafe { bindings::rdma_destroy_ah_attr(&mut g.av) };
+    }
+    g.av = av;
+    g.av_valid = true;
+    g.port = port;
+    g.pkey_index = pkey_index;
+    g.av_timeout = path.packet_life_time.wrapping_add(1);
+    g.timeout_ms = u32::try_from(p.timeout_ms).unwrap_or(u32::MAX);
+    g.max_cm_retries = p.max_cm_retries;
+    g.service_id = u64::from_be(p.service_id);
+    let (local_id, service_id, pkey) = (g.local_id, g.service_id, u16::from_be(path.pkey));
+    id.post(&mut g, true, |m, hi| {
+        let tid = format::form_tid(hi, local_id);
+        format::sidr_req(m, tid, local_id, pkey, service_id, pd)
+    })?;
+    // SAFETY: `msg` was just posted and is ours to read until completion,
+    // which clears it under this lock.
+    g.tid = MadHdr(unsafe { &*(*g.msg).mad.cast::<Mad>() }).tid();
+    let _ = id.apply(&mut g, &Step { gate: None, ..step }, None, &[]);
+    g.msg_state = step.state;
+    Ok(())
 }
 
-/// `ib_send_cm_sidr_rep()`: SIDR is not implemented yet.
+/// `ib_send_cm_sidr_req()`.
 ///
 /// # Safety
 ///
-/// As [`rrxe_cm_destroy_id`].
+/// As [`rrxe_cm_send_req`].
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rrxe_cm_send_sidr_req(
+    cm_id: *mut bindings::ib_cm_id,
+    param: *mut bindings::ib_cm_sidr_req_param,
+) -> ffi::c_int {
+    // SAFETY: the caller's guarantee.
+    let (id, p) = unsafe { (CmId::from_c(cm_id), &*param) };
+    errno(send_sidr_req(&id, p))
+}
+
+fn send_sidr_rep(id: &Arc<CmId>, p: &bindings::ib_cm_sidr_rep_param) -> Result {
+    // SAFETY: the consumer passes valid pointers for the call.
+    let (pd, info) = unsafe {
+        (
+            bytes(p.private_data, p.private_data_len),
+            bytes(p.info, p.info_length),
+        )
+    };
+    let mut g = id.inner.lock();
+    let step = state::send_sidr_rep(g.state, g.lap, info.len(), pd.len()).map_err(refusal)?;
+    let fields = format::SidrRepFields {
+        tid: g.tid,
+        remote_id: g.remote_id,
+        service_id: g.service_id,
+        status: p.status as u8,
+        qp_num: p.qp_num,
+        qkey: p.qkey,
+        ece_vendor_id: p.ece.vendor_id,
+        ece_attr_mod: p.ece.attr_mod,
+        info,
+        private_data: pd,
+    };
+    id.post(&mut g, false, |m, _| format::sidr_rep(m, &fields))?;
+    let _ = id.apply(&mut g, &Step { gate: None, ..step }, None, &[]);
+    Ok(())
+}
+
+/// `ib_send_cm_sidr_rep()`.
+///
+/// # Safety
+///
+/// As [`rrxe_cm_send_req`].
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rrxe_cm_send_sidr_rep(
-    _cm_id: *mut bindings::ib_cm_id,
-    _param: *mut bindings::ib_cm_sidr_rep_param,
+    cm_id: *mut bindings::ib_cm_id,
+    param: *mut bindings::ib_cm_sidr_rep_param,
 ) -> ffi::c_int {
-    EOPNOTSUPP.to_errno()
+    // SAFETY: the caller's guarantee.
+    let (id, p) = unsafe { (CmId::from_c(cm_id), &*param) };
+    errno(send_sidr_rep(&id, p))
 }
 
 /// `ibcm_reject_msg()`.
