@@ -744,3 +744,15 @@ pub(crate) fn error_retry(
     comp.started_retry = true;
     RetryVerdict::Retry
 }
+
+impl Resp {
+    /// The response `p` as the completer reads it.
+    pub(crate) fn from_packet(p: &crate::wire::packet::Packet<'_>) -> Self {
+        Self {
+            psn: p.psn(),
+            opcode: p.opcode(),
+            mask: p.mask(),
+            syn: p.aeth().map_or(0, |a| a.syn),
+        }
+    }
+}

@@ -918,3 +918,86 @@ impl<'a> SendWqeBytes<'a> {
         }
     }
 }
+
+/// What a request's headers carry besides its plan: the WQE's remote
+/// part and the QP's destination.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ReqFields {
+    /// The destination QPN.
+    pub(crate) dest_qpn: u32,
+    /// The remote key (RDMA, atomic or flush).
+    pub(crate) rkey: u32,
+    /// The remote address (the WQE's `iova`).
+    pub(crate) iova: u64,
+    /// The RETH's DMA length: the bytes the message has left.
+    pub(crate) resid: u32,
+    /// Immediate data, the wire value (`u32::from_be` of the stored
+    /// `imm_data`).
+    pub(crate) imm: u32,
+    /// The rkey a send with invalidate invalidates.
+    pub(crate) inv_rkey: u32,
+    /// Compare (compare-and-swap) or add (fetch-and-add) operand.
+    pub(crate) compare_add: u64,
+    /// Swap operand.
+    pub(crate) swap: u64,
+    /// A flush's placement type.
+    pub(crate) flush_type: u8,
+    /// A flush's selectivity level.
+    pub(crate) flush_level: u8,
+}
+
+/// Writes the BTH and extension headers of planned request `p` into
+/// `pkt` (laid out for `p.opcode` and `p.payload`), as `init_req_packet`
+/// does; the caller fills the payload and the ICRC.
+pub(crate) fn write_request(
+    pkt: &mut crate::wire::packet::PacketMut<'_>,
+    p: &PacketPlan,
+    f: &ReqFields,
+) -> Result<(), crate::wire::packet::BuildError> {
+    use crate::wire::{
+        bth::Bth,
+        ext::{
+            Atmeth,
+            Feth,
+            Ieth,
+            Immdt,
+            Reth, //
+        },
+    };
+    let mut bth = Bth::new(p.opcode, f.dest_qpn, p.psn);
+    bth.se = p.solicited;
+    bth.ack_req = p.ack_req;
+    pkt.set_bth(&bth);
+    let m = p.mask;
+    if m.contains(Mask::RETH) {
+        pkt.set(&Reth {
+            va: f.iova,
+            rkey: f.rkey,
+            len: f.resid,
+        })?;
+    }
+    if m.contains(Mask::FETH) {
+        pkt.set(&Feth {
+            plt: f.flush_type,
+            sel: f.flush_level,
+        })?;
+    }
+    if m.contains(Mask::IMMDT) {
+        pkt.set(&Immdt { imm: f.imm })?;
+    }
+    if m.contains(Mask::IETH) {
+        pkt.set(&Ieth { rkey: f.inv_rkey })?;
+    }
+    if m.contains(Mask::ATMETH) {
+        // A compare-and-swap carries both operands; a fetch-and-add its
+        // addend in the swap/add field.
+        let cmp_swap = p.opcode == crate::wire::opcode::code::RC_COMPARE_SWAP;
+        pkt.set(&Atmeth {
+            va: f.iova,
+            rkey: f.rkey,
+            swap_add: if cmp_swap { f.swap } else { f.compare_add },
+            comp: if cmp_swap { f.compare_add } else { 0 },
+        })?;
+    }
+    Ok(())
+}

@@ -1464,3 +1464,67 @@ fn read_reply<E: RespEnv>(
         RespState::Done
     }
 }
+
+impl ReqPkt {
+    /// The request `p` as the responder reads it.
+    pub(crate) fn from_packet(p: &crate::wire::packet::Packet<'_>) -> Self {
+        let payload = p.payload().len();
+        let feth = p.feth();
+        Self {
+            psn: p.psn(),
+            opcode: p.opcode(),
+            mask: p.mask(),
+            // A packet is at most 64 KiB.
+            payload: u32::try_from(payload).unwrap_or(u32::MAX),
+            pad: p.bth().pad,
+            ack_req: p.bth().ack_req,
+            reth: p.reth(),
+            atmeth: p.atmeth(),
+            flush_type: feth.map_or(0, |f| f.plt),
+            flush_level: feth.map_or(0, |f| f.sel),
+            inv_rkey: p.ieth().map(|i| i.rkey),
+        }
+    }
+}
+
+/// Writes the headers of acknowledgement `ack` (`prepare_ack_packet`) to
+/// the QP's destination `dest_qpn`: BTH, AETH with the MSN, and an atomic
+/// ACK's original value. `pkt` is laid out for `ack.opcode` with no
+/// payload.
+pub(crate) fn write_ack(
+    pkt: &mut crate::wire::packet::PacketMut<'_>,
+    dest_qpn: u32,
+    ack: &Ack,
+    msn: u32,
+    orig: u64,
+) -> Result<(), crate::wire::packet::BuildError> {
+    use crate::wire::ext::{
+        Aeth,
+        Atmack, //
+    };
+    pkt.set_bth(&crate::wire::bth::Bth::new(ack.opcode, dest_qpn, ack.psn));
+    let m = pkt.layout().info().mask();
+    if m.contains(Mask::AETH) {
+        pkt.set(&Aeth { syn: ack.syn, msn })?;
+    }
+    if m.contains(Mask::ATMACK) {
+        pkt.set(&Atmack { orig })?;
+    }
+    Ok(())
+}
+
+/// Writes the headers of read response `rr` (its AETH, when it has one,
+/// says ACK with the MSN); the caller copies the payload.
+pub(crate) fn write_read_response(
+    pkt: &mut crate::wire::packet::PacketMut<'_>,
+    dest_qpn: u32,
+    rr: &ReadResp,
+    msn: u32,
+) -> Result<(), crate::wire::packet::BuildError> {
+    let ack = Ack {
+        opcode: rr.opcode,
+        syn: syndrome::ACK_UNLIMITED,
+        psn: rr.psn,
+    };
+    write_ack(pkt, dest_qpn, &ack, msn, 0)
+}

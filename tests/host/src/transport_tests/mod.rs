@@ -5,6 +5,7 @@
 //! (`rxe/comp_check.rs`, driven through a recording mock of the QP) and the
 //! responder's checks (`rxe/resp_check.rs`).
 
+mod c_packets;
 mod comp;
 mod req;
 mod resp;
