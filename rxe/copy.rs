@@ -24,11 +24,13 @@
 use crate::{
     access::{
         self,
+        LocalOp,
         RemoteError, //
     },
     device::RxeDev,
     dma::{
         self,
+        wc_status,
         CopyError,
         DmaInfo, //
     },
@@ -336,6 +338,40 @@ pub(crate) fn reg_mr(
     let mr = rxe.mrs.get(keys::key_index(key)).ok_or(EINVAL)?;
     let iova = iova.unwrap_or_else(|| mr.range().0);
     mr.reg_fast(qp_pd, key, access, iova)
+}
+
+/// Executes the local operation of a send WQE (`rxe_do_local_ops`) of
+/// QP `qpn` of `qp_pd`: `wqe` is the WQE's bytes from its start. On
+/// failure, the status the WQE completes with (`IB_WC_LOC_QP_OP_ERR`, or
+/// `IB_WC_MW_BIND_ERR` for a bind), the errno aside as the C driver's
+/// callers do.
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+pub(crate) fn do_local_op(rxe: &RxeDev, qp_pd: PdId, qpn: u32, wqe: &[u8]) -> Result<(), u32> {
+    let op = LocalOp::decode(wqe).ok_or(wc_status::LOC_QP_OP_ERR)?;
+    let r = match op {
+        LocalOp::Inv { rkey } => local_inv(rxe, rkey),
+        LocalOp::Reg { key, access } => reg_mr(rxe, qp_pd, key, access, None),
+        LocalOp::Bind {
+            addr,
+            length,
+            mr_lkey,
+            mw_rkey,
+            rkey,
+            access,
+        } => {
+            let req = BindRequest {
+                mw_rkey,
+                rkey,
+                mr_lkey,
+                access,
+                addr,
+                length,
+            };
+            bind_mw(rxe, qp_pd, qpn, &req)
+        }
+        LocalOp::Other(_) => Err(EINVAL),
+    };
+    r.map_err(|_| op.error_status())
 }
 
 /// Executes BIND_MW for QP `qpn` of `qp_pd` (`rxe_bind_mw`): `EINVAL`
