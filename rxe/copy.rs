@@ -159,6 +159,25 @@ pub(crate) fn store_dma(queue: &Queue, index: u32, dma_off: usize, dma: &DmaInfo
     queue.write_bytes(index, dma_off, &head)
 }
 
+/// [`copy_data`] on the WQE in `wqe` (its whole element, as the
+/// transport holds it; DMA state at `dma_off`, [`crate::wqe::send_off::DMA`]
+/// or [`crate::wqe::recv_off::DMA`]), its cursor updated in place.
+/// `Inval` also if the element is too short.
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+pub(crate) fn copy_wqe_data(
+    rxe: &RxeDev,
+    pd: PdId,
+    access: u32,
+    wqe: &mut [u8],
+    dma_off: usize,
+    buf: &mut [u8],
+    dir: CopyDir,
+) -> Result<(), CopyError> {
+    let (mut dma, head, list) = dma::split_wqe(wqe, dma_off)?;
+    copy_data(rxe, pd, access, &mut dma, list, buf, dir)?;
+    dma.encode(head).ok_or(CopyError::Inval)
+}
+
 /// The memory an rkey names for a remote request: a region, reached
 /// directly or through a memory window, and the offset a zero-based window
 /// adds to the request's address (`qp->resp.mr`, `qp->resp.offset`).

@@ -267,6 +267,50 @@ pub fn advance(dma: &mut DmaInfo, list: &[u8], length: usize) -> Result<(), Copy
     Ok(())
 }
 
+/// Moves the entry cursor (`cur_sge`, `sge_offset`) over `skip` bytes,
+/// leaving `resid` alone: for a retransmission whose `resid` was already
+/// set (the requester's `set_position`), where the C driver's
+/// `advance_dma_data` runs on a cursor reset to the start. Errors as
+/// [`advance`]; the cursor is unchanged on an error.
+pub fn seek(dma: &mut DmaInfo, list: &[u8], skip: usize) -> Result<(), CopyError> {
+    let resid = dma.resid;
+    advance(dma, list, skip)?;
+    dma.resid = resid;
+    Ok(())
+}
+
+/// The DMA state of the WQE in `wqe` (its whole element) at `dma_off`,
+/// and the bytes after it (entries or inline data); `Inval` if the
+/// element is too short.
+pub fn split_wqe(
+    wqe: &mut [u8],
+    dma_off: usize,
+) -> Result<(DmaInfo, &mut [u8], &mut [u8]), CopyError> {
+    let rest = wqe.get_mut(dma_off..).ok_or(CopyError::Inval)?;
+    if rest.len() < DMA_INFO_SIZE {
+        return Err(CopyError::Inval);
+    }
+    let (head, list) = rest.split_at_mut(DMA_INFO_SIZE);
+    let dma = DmaInfo::decode(head).ok_or(CopyError::Inval)?;
+    Ok((dma, head, list))
+}
+
+/// [`seek`] on the WQE in `wqe` (its whole element, DMA state at
+/// `dma_off`), in place.
+pub fn wqe_seek(wqe: &mut [u8], dma_off: usize, skip: usize) -> Result<(), CopyError> {
+    let (mut dma, head, list) = split_wqe(wqe, dma_off)?;
+    seek(&mut dma, list, skip)?;
+    dma.encode(head).ok_or(CopyError::Inval)
+}
+
+/// [`DmaInfo::take_inline`] on the WQE in `wqe` (its whole element, DMA
+/// state at `dma_off`), in place.
+pub fn wqe_take_inline(wqe: &mut [u8], dma_off: usize, out: &mut [u8]) -> Result<(), CopyError> {
+    let (mut dma, head, list) = split_wqe(wqe, dma_off)?;
+    dma.take_inline(list, out)?;
+    dma.encode(head).ok_or(CopyError::Inval)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -454,6 +498,70 @@ mod tests {
         assert_eq!((d.cur_sge, d.sge_offset, d.resid), (2, 1, 3));
         advance(&mut d, &l, 0).unwrap();
         assert_eq!(d.resid, 3);
+    }
+
+    #[test]
+    fn in_place() {
+        use crate::qp_attr::SEND_WQE_SIZE;
+        use crate::wqe::{
+            put_sge,
+            send_off,
+            wr_mask,
+            Remote,
+            SendWqe, //
+        };
+        let mut b = vec![0u8; SEND_WQE_SIZE as usize + 3 * SGE_SIZE as usize];
+        let w = SendWqe {
+            wr_id: 1,
+            opcode: crate::wqe::opcode::SEND,
+            send_flags: 0,
+            ex: 0,
+            remote: Remote::None,
+            iova: 0,
+            mask: wr_mask::SEND,
+            length: 12,
+            num_sge: 3,
+            ssn: 0,
+        };
+        w.encode((&mut b[..SEND_WQE_SIZE as usize]).try_into().unwrap());
+        for i in 0..3 {
+            put_sge(&mut b, send_off::DATA, i, 0x1000 * (i as u64 + 1), 4, 1);
+        }
+        // A retransmission from byte 6: resid set by the requester, the
+        // cursor reset, then moved.
+        b[send_off::DMA + 4..send_off::DMA + 8].copy_from_slice(&6u32.to_ne_bytes());
+        wqe_seek(&mut b, send_off::DMA, 6).unwrap();
+        let (d, _, l) = split_wqe(&mut b, send_off::DMA).unwrap();
+        assert_eq!((d.resid, d.cur_sge, d.sge_offset), (6, 1, 2));
+        let mut d2 = d;
+        let c = chunks(&mut d2, l, 6).unwrap();
+        assert_eq!(
+            (c[0].iova, c[0].len, c[1].iova, c[1].len),
+            (0x2002, 2, 0x3000, 4)
+        );
+        assert_eq!(wqe_seek(&mut b, send_off::DMA, 7), Err(CopyError::NoSpc));
+        assert_eq!(
+            split_wqe(&mut b[..200], send_off::DMA).err(),
+            Some(CopyError::Inval)
+        );
+        assert_eq!(split_wqe(&mut b, usize::MAX).err(), Some(CopyError::Inval));
+
+        // Inline data in place.
+        let mut b = vec![0u8; SEND_WQE_SIZE as usize + 16];
+        w.encode((&mut b[..SEND_WQE_SIZE as usize]).try_into().unwrap());
+        for (i, x) in b[send_off::DATA..].iter_mut().enumerate() {
+            *x = i as u8;
+        }
+        let mut out = [0u8; 5];
+        wqe_take_inline(&mut b, send_off::DMA, &mut out).unwrap();
+        wqe_take_inline(&mut b, send_off::DMA, &mut out).unwrap();
+        assert_eq!(out, [5, 6, 7, 8, 9]);
+        let (d, _, _) = split_wqe(&mut b, send_off::DMA).unwrap();
+        assert_eq!((d.resid, d.sge_offset), (2, 10));
+        assert_eq!(
+            wqe_take_inline(&mut b, send_off::DMA, &mut [0u8; 7]),
+            Err(CopyError::Inval)
+        );
     }
 
     #[test]
