@@ -89,6 +89,12 @@ use kernel::{
         SpinLock, //
     },
     types::Opaque,
+    workqueue::{
+        self,
+        new_delayed_work,
+        DelayedWork,
+        WorkItem, //
+    },
 };
 
 // ---- ports ------------------------------------------------------------------
@@ -227,6 +233,21 @@ pub(crate) struct CmId {
     inner: SpinLock<Inner>,
     #[pin]
     handler: Mutex<()>,
+    /// The timewait timer (`cm_timewait_info.work`).
+    #[pin]
+    timewait: DelayedWork<CmId>,
+}
+
+kernel::workqueue::impl_has_delayed_work! {
+    impl HasDelayedWork<Self> for CmId { self.timewait }
+}
+
+impl WorkItem for CmId {
+    type Pointer = Arc<CmId>;
+
+    fn run(this: Arc<CmId>) {
+        this.timewait_expired();
+    }
 }
 
 // SAFETY: the C struct is written by the consumer (handler and context,
@@ -319,6 +340,7 @@ impl CmId {
                 cid: Opaque::new(cid),
                 inner <- new_spinlock!(inner, "cm_id"),
                 handler <- new_mutex!((), "cm_id_handler"),
+                timewait <- new_delayed_work!("cm_id::timewait"),
             }),
             GFP_KERNEL,
         )?;
@@ -573,7 +595,16 @@ impl CmId {
             g.msg_state = step.state;
         }
         match step.leave {
-            Leave::ResetToIdle | Leave::EnterTimewait => g.remote_known = false,
+            Leave::ResetToIdle => g.remote_known = false,
+            Leave::EnterTimewait => {
+                g.remote_known = false;
+                if !g.destroyed {
+                    let ms = timing::timewait_ms(g.av_timeout);
+                    let delay = kernel::time::msecs_to_jiffies(ms);
+                    // Already armed: the one pending covers this timewait.
+                    let _ = workqueue::system().enqueue_delayed(self.clone(), delay);
+                }
+            }
             Leave::Unlisten | Leave::ForgetSidr | Leave::Stay => {}
         }
         match step.private_data {
@@ -622,6 +653,37 @@ impl CmId {
         }
     }
 
+    /// The timewait timer fired (`cm_timewait_handler()`): the ID is idle
+    /// again and the consumer hears of it. The timer only runs for the
+    /// ID's current connection (it is armed once per timewait).
+    fn timewait_expired(self: &Arc<Self>) {
+        let event = {
+            let mut g = self.inner.lock();
+            if g.destroyed {
+                return;
+            }
+            let step = state::timewait_expired(g.state, g.lap, true);
+            self.apply(&mut g, &step, None, &[]).unwrap_or(step.deliver)
+        };
+        if let Some(e) = event {
+            self.deliver_or_destroy(&zeroed_event(e));
+        }
+    }
+
+    /// Stops a pending timewait timer, releasing the reference it holds.
+    fn cancel_timewait(self: &Arc<Self>) {
+        let dw = ptr::addr_of!(self.timewait)
+            .cast_mut()
+            .cast::<kernel::bindings::delayed_work>();
+        // SAFETY: `DelayedWork` is a transparent wrapper of the initialised
+        // C `delayed_work`; cancelling never waits.
+        if unsafe { kernel::bindings::cancel_delayed_work(dw) } {
+            // SAFETY: the pending work owned the reference `enqueue_delayed`
+            // made with `Arc::into_raw`; cancelled, it never runs to take it.
+            drop(unsafe { Arc::from_raw(Arc::as_ptr(self)) });
+        }
+    }
+
     /// `cm_destroy_id()`: takes the ID through the destroy steps to idle,
     /// waits for a handler in flight, and leaves the table.
     fn destroy(self: &Arc<Self>, cause: DestroyCause) {
@@ -655,6 +717,7 @@ impl CmId {
                 unsafe { bindings::ib_modify_mad(g.msg, 0) };
             }
         }
+        self.cancel_timewait();
         // Wait for a handler in flight; none starts after this.
         drop(self.handler.lock());
         let gone = {
