@@ -92,7 +92,9 @@ use kernel::{
     workqueue::{
         self,
         new_delayed_work,
+        new_work,
         DelayedWork,
+        Work,
         WorkItem, //
     },
 };
@@ -236,6 +238,22 @@ pub(crate) struct CmId {
     /// The timewait timer (`cm_timewait_info.work`).
     #[pin]
     timewait: DelayedWork<CmId>,
+    /// Delivers `IB_CM_USER_ESTABLISHED` after `ib_cm_notify()`, which may
+    /// be called in atomic context (`cm_establish()` queues a work too).
+    #[pin]
+    established: Work<CmId, 1>,
+}
+
+kernel::workqueue::impl_has_work! {
+    impl HasWork<Self, 1> for CmId { self.established }
+}
+
+impl WorkItem<1> for CmId {
+    type Pointer = Arc<CmId>;
+
+    fn run(this: Arc<CmId>) {
+        this.user_established();
+    }
 }
 
 kernel::workqueue::impl_has_delayed_work! {
@@ -341,6 +359,7 @@ impl CmId {
                 inner <- new_spinlock!(inner, "cm_id"),
                 handler <- new_mutex!((), "cm_id_handler"),
                 timewait <- new_delayed_work!("cm_id::timewait"),
+                established <- new_work!("cm_id::established"),
             }),
             GFP_KERNEL,
         )?;
@@ -670,8 +689,34 @@ impl CmId {
         }
     }
 
-    /// Stops a pending timewait timer, releasing the reference it holds.
+    /// The queued COMM_EST (`cm_establish_handler()`).
+    fn user_established(self: &Arc<Self>) {
+        let event = {
+            let mut g = self.inner.lock();
+            if g.destroyed {
+                return;
+            }
+            let step = state::user_established(g.state, g.lap);
+            self.apply(&mut g, &step, None, &[]).unwrap_or(step.deliver)
+        };
+        if let Some(e) = event {
+            self.deliver_or_destroy(&zeroed_event(e));
+        }
+    }
+
+    /// Stops pending timewait and COMM_EST works, releasing the references
+    /// they hold.
     fn cancel_timewait(self: &Arc<Self>) {
+        let w = ptr::addr_of!(self.established)
+            .cast_mut()
+            .cast::<kernel::bindings::work_struct>();
+        // SAFETY: `Work` is a transparent wrapper of the initialised C
+        // `work_struct`; cancelling never waits.
+        if unsafe { kernel::bindings::cancel_work(w) } {
+            // SAFETY: the pending work owned the reference `enqueue` made
+            // with `Arc::into_raw`; cancelled, it never runs to take it.
+            drop(unsafe { Arc::from_raw(Arc::as_ptr(self)) });
+        }
         let dw = ptr::addr_of!(self.timewait)
             .cast_mut()
             .cast::<kernel::bindings::delayed_work>();
@@ -1653,7 +1698,12 @@ pub(crate) unsafe extern "C" fn rrxe_cm_notify(
                 Ok(s) => s,
                 Err(r) => return r.to_errno(),
             };
-            errno(id.apply(&mut g, &step, None, &[]).map(|_| ()))
+            let ret = id.apply(&mut g, &step, None, &[]).map(|_| ());
+            if ret.is_ok() && !g.destroyed {
+                // Already queued: that one delivers the event.
+                let _ = workqueue::system().enqueue::<_, 1>(id.clone());
+            }
+            errno(ret)
         }
         bindings::ib_event_type_IB_EVENT_PATH_MIG => errno(
             state::notify_path_mig(g.state, g.lap)
