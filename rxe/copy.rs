@@ -295,6 +295,29 @@ pub(crate) fn lookup_rkey(
     }
 }
 
+/// [`lookup_rkey`] then, unless the request is a FLUSH of the whole region
+/// (`whole_mr`, no range to check), [`RemoteMr::check_range`] of `len`
+/// bytes at the request's `va` plus the window offset: `check_rkey` from
+/// its lookup on. [`RemoteError::RkeyViolation`] for either failure.
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn resolve_rkey(
+    rxe: &RxeDev,
+    pd: PdId,
+    qpn: u32,
+    access: u32,
+    rkey: u32,
+    va: u64,
+    len: u64,
+    whole_mr: bool,
+) -> Result<RemoteMr, RemoteError> {
+    let target = lookup_rkey(rxe, pd, qpn, access, rkey).ok_or(RemoteError::RkeyViolation)?;
+    if !whole_mr {
+        target.check_range(va.wrapping_add(target.offset), len)?;
+    }
+    Ok(target)
+}
+
 /// Finds the region of an rkey again for a later packet of an RDMA READ
 /// response or its replay (`rxe_recheck_mr`): the window or region must
 /// still have that rkey and be valid; the access and range checked at the
