@@ -786,6 +786,7 @@ impl Inner {
             remote_known: self.remote_known,
             remote_ca_guid: self.remote_ca_guid,
             listening_on: (self.state == State::Listen).then_some(self.service_id),
+            answering_sidr: self.state == State::SidrReqRcvd,
         }
     }
 }
@@ -799,7 +800,7 @@ fn find_on(dev: *mut bindings::ib_device, lookup: Lookup) -> Option<Arc<CmId>> {
             let g = i.inner.lock();
             !g.destroyed
                 && lookup.takes(&g.keys())
-                && (!matches!(lookup, Lookup::Listen(_)) || i.device() == dev)
+                && (!matches!(lookup, Lookup::Listen(_) | Lookup::Sidr(_)) || i.device() == dev)
         })
         .cloned()
 }
@@ -1189,6 +1190,11 @@ fn recv_mra(at: &Arrival<'_>, m: &Mra<&Mad>) {
 /// A SIDR_REQ (`cm_sidr_req_handler()`): a listener gets a new ID in
 /// `SIDR_REQ_RCVD`; without one the caller answers `IB_SIDR_UNSUPPORTED`.
 fn recv_sidr_req(at: &Arrival<'_>, mad: &RecvMad, m: &SidrReq<&Mad>) -> bool {
+    if find_on(at.dev, Lookup::Sidr(m.requestid())).is_some() {
+        at.port
+            .count(CounterGroup::RecvDuplicates, m.hdr().attr_id());
+        return true;
+    }
     let Some(listener) = find_listener(at.dev, m.serviceid()) else {
         return false;
     };

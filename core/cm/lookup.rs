@@ -31,6 +31,9 @@ pub(crate) struct Keys {
     pub(crate) remote_ca_guid: u64,
     /// The service ID it listens on, if it listens.
     pub(crate) listening_on: Option<u64>,
+    /// It answers a SIDR_REQ (`IB_CM_SIDR_REQ_RCVD`); `remote_id` is the
+    /// request ID.
+    pub(crate) answering_sidr: bool,
 }
 
 /// A lookup of the ID a message is for.
@@ -56,6 +59,9 @@ pub(crate) enum Lookup {
     },
     /// A listener on this service ID.
     Listen(u64),
+    /// The ID answering this SIDR request ID (a repeated SIDR_REQ is
+    /// dropped, `cm_insert_remote_sidr()`).
+    Sidr(u32),
 }
 
 impl Lookup {
@@ -70,6 +76,7 @@ impl Lookup {
                 k.remote_known && k.remote_id == remote && k.remote_ca_guid == guid
             }
             Lookup::Listen(sid) => k.listening_on == Some(sid),
+            Lookup::Sidr(request) => k.answering_sidr && k.remote_id == request,
         }
     }
 }

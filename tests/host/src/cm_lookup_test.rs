@@ -24,6 +24,7 @@ fn active() -> Keys {
         remote_known: true,
         remote_ca_guid: 0xAB,
         listening_on: None,
+        answering_sidr: false,
     }
 }
 
@@ -181,4 +182,22 @@ fn mra_lookups() {
     assert!(!learns);
     // The undefined value 3 is dropped.
     assert_eq!(for_mra(3, 0x22, 0x11), None);
+}
+
+#[test]
+fn repeated_sidr_req() {
+    let answering = Keys {
+        local_id: 0x33,
+        remote_id: 0x44,
+        answering_sidr: true,
+        ..Keys::default()
+    };
+    assert!(Lookup::Sidr(0x44).takes(&answering));
+    assert!(!Lookup::Sidr(0x45).takes(&answering));
+    // Once answered (idle), the request ID is free again.
+    let answered = Keys {
+        answering_sidr: false,
+        ..answering
+    };
+    assert!(!Lookup::Sidr(0x44).takes(&answered));
 }
