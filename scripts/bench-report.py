@@ -9,11 +9,14 @@ takes the median per set and metric, and writes:
   DIR/results.json  the same, plus the raw samples and DIR/env.txt
   DIR/bench.png     bandwidth against message size for both sets with the
                     link's ceiling, and latency bars
-and prints the table. A metric's unit and direction come from its name's
+and prints the table. Lines "set,round,na:PATTERN,reason" say why a set has
+no figure for the metrics matching PATTERN (a shell pattern); a row without a
+set's figure shows n/a there with the reason. A metric's unit and direction come from its name's
 suffix (_MBps, _kpps: higher is better; _us, _kB, _bytes: lower is better).
 """
 
 import csv
+import fnmatch
 import json
 import statistics
 import sys
@@ -31,14 +34,22 @@ def unit_of(metric):
 def main(d):
     d = Path(d)
     samples = defaultdict(lambda: defaultdict(list))
+    na = defaultdict(list)  # set -> [(pattern, reason)], first recorded first
     for row in csv.reader(open(d / "raw.csv")):
-        if len(row) != 4:
+        if len(row) < 4:
             continue
-        s, _round, metric, value = row
+        s, _round, metric, value = row[0], row[1], row[2], ",".join(row[3:])
+        if metric.startswith("na:"):
+            if (metric[3:], value) not in na[s]:
+                na[s].append((metric[3:], value))
+            continue
         try:
             samples[metric][s].append(float(value))
         except ValueError:
             pass
+    def why(s, metric):
+        return next((r for p, r in na[s] if fnmatch.fnmatchcase(metric, p)), "not measured")
+
     link = {m: statistics.median(v["link"]) for m, v in samples.items() if "link" in v}
     ceiling_mbps = link.get("iperf3_tcp_MBps")
 
@@ -60,6 +71,8 @@ def main(d):
             "c_min": min(c) if c else None, "c_max": max(c) if c else None,
             "rust_min": min(r) if r else None, "rust_max": max(r) if r else None,
             "c_n": len(c), "rust_n": len(r), "ceiling": ceiling, "target_met": met,
+            "c_na": None if c else why("c", metric),
+            "rust_na": None if r else why("rust", metric),
         })
 
     def f(x, p=2):
@@ -71,7 +84,7 @@ def main(d):
         w.writeheader()
         w.writerows(rows)
     env = (d / "env.txt").read_text() if (d / "env.txt").exists() else ""
-    json.dump({"env": env, "link": link, "rows": rows,
+    json.dump({"env": env, "link": link, "rows": rows, "na": na,
                "samples": {m: dict(v) for m, v in samples.items()}},
               open(d / "results.json", "w"), indent=1)
 
@@ -80,15 +93,27 @@ def main(d):
     hdr = f"{'metric':38} {'unit':6} {'C median':>10} {'rust median':>11} {'rust/C':>7}  {'C min-max':>19}  {'rust min-max':>19} {'ceiling':>8} target"
     print(hdr)
     print("-" * len(hdr))
+    notes = []  # the n/a reasons, numbered in the table
+
+    def median_or_na(x, s):
+        if x[f"{s}_median"] is not None:
+            return f(x[f"{s}_median"])
+        reason = x[f"{s}_na"]
+        if reason not in notes:
+            notes.append(reason)
+        return f"n/a [{notes.index(reason) + 1}]"
+
     for x in rows:
         spread_c = "-" if x["c_min"] is None else f"{f(x['c_min'])}-{f(x['c_max'])}"
         spread_r = "-" if x["rust_min"] is None else f"{f(x['rust_min'])}-{f(x['rust_max'])}"
         tgt = {None: "n/a", True: "met", False: "MISSED"}[x["target_met"]]
-        print(f"{x['metric']:38} {x['unit']:6} {f(x['c_median']):>10} {f(x['rust_median']):>11} "
+        print(f"{x['metric']:38} {x['unit']:6} {median_or_na(x, 'c'):>10} {median_or_na(x, 'rust'):>11} "
               f"{f(x['ratio']):>7}  {spread_c:>19}  {spread_r:>19} {f(x['ceiling'], 1):>8} {tgt}")
     missing = [x["metric"] for x in rows if x["rust_median"] is None]
     if missing:
         print(f"no rust figure for {len(missing)} metrics (the set could not run them)")
+    for i, n in enumerate(notes):
+        print(f"n/a [{i + 1}]: {n}")
 
     draw(d, samples, ceiling_mbps)
     print(f"results: {d}/results.csv, results.json, bench.png")
@@ -101,11 +126,13 @@ def draw(d, samples, ceiling):
 
     fig, (bw, lat) = plt.subplots(1, 2, figsize=(13, 5))
     sizes = [64, 4096, 65536, 1048576]
+    drawn = set()
     for test, style in (("send", "-"), ("write", "--"), ("read", ":")):
         for s, color in (("c", "tab:blue"), ("rust", "tab:orange")):
             pts = [(z, statistics.median(samples[f"{test}_bw_{z}_MBps"][s]))
                    for z in sizes if samples.get(f"{test}_bw_{z}_MBps", {}).get(s)]
             if pts:
+                drawn.add(s)
                 bw.plot(*zip(*pts), style, marker="o", color=color, label=f"{s} {test}")
     if ceiling:
         bw.axhline(ceiling, color="grey", linestyle="-.", label="iperf3 TCP (link)")
@@ -113,13 +140,18 @@ def draw(d, samples, ceiling):
     bw.set_xlabel("message size (bytes)")
     bw.set_ylabel("MB/s (median)")
     bw.set_title("RC bandwidth")
+    missing = [s for s in ("c", "rust") if s not in drawn]
+    if missing:
+        bw.text(0.02, 0.5, "no figures (n/a, see the table): " + ", ".join(missing),
+                transform=bw.transAxes, fontsize=9, color="tab:red")
     bw.legend(fontsize=8)
 
     names = [f"{t}_lat_{z}_typ_us" for t in ("send", "write", "read") for z in (2, 4096)]
     x = range(len(names))
     for off, s, color in ((-0.2, "c", "tab:blue"), (0.2, "rust", "tab:orange")):
         vals = [statistics.median(samples[n][s]) if samples.get(n, {}).get(s) else 0 for n in names]
-        lat.bar([i + off for i in x], vals, width=0.4, color=color, label=s)
+        lat.bar([i + off for i in x], vals, width=0.4, color=color,
+                label=s if any(vals) else f"{s} (n/a)")
     lat.set_xticks(list(x))
     lat.set_xticklabels([n.replace("_typ_us", "") for n in names], rotation=30, fontsize=8)
     lat.set_ylabel("typical latency (us, median)")

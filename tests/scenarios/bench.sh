@@ -3,12 +3,16 @@
 # (c, rust, c, rust, ...) is loaded, rxe0 created, and every measurement run
 # between the two guests (guest a serves, guest b is the client and records).
 # Results are lines "set,round,metric,value" in $RUN/<role>/bench.csv; a step that
-# fails records nothing and says why in the log, so one broken row does not
-# stop the rest.
+# fails records "set,round,na:metric,reason" instead (the report shows n/a
+# with the reason), so one broken row does not stop the rest. Every step is
+# bounded in time, the rust set's more tightly (BENCH_RUST_LIMIT, default 30 s:
+# a few times what the C set needs), and after two timed-out steps in a
+# round a set's remaining traffic steps are skipped.
 # timeout: 3000
 
 BENCH_ROUNDS=${BENCH_ROUNDS:-3}
 BENCH_SETS=${BENCH_SETS:-"c rust"}
+BENCH_RUST_LIMIT=${BENCH_RUST_LIMIT:-30}
 CSV=$RUN/$ROLE/bench.csv
 KREL=$(uname -r)
 : >"$CSV"
@@ -18,39 +22,79 @@ cd "$RUN/$ROLE/bench" || exit 1
 
 say() { echo "[$(date +%T)] $*"; }
 record() { echo "$SET,$ROUND,$1,$2" >>"$CSV"; }
+# na METRIC... -- REASON: the metrics (shell patterns) have no figure for
+# this set and round, and why.
+na() {
+	local m=() why
+	while [ "$1" != -- ]; do m+=("$1"); shift; done
+	shift
+	why=$(echo "$*" | tr ',\n' '; ' | sed 's/ *$//' | cut -c1-160)
+	for x in "${m[@]}"; do echo "$SET,$ROUND,na:$x,$why" >>"$CSV"; done
+}
+# The time bound of a step: the rust set's is short (it may have no data
+# path: a step must fail fast, not hang the run).
+limit() {
+	if [ "$SET" = rust ] && [ "$1" -gt "$BENCH_RUST_LIMIT" ]; then
+		echo "$BENCH_RUST_LIMIT"
+	else
+		echo "$1"
+	fi
+}
+# Why a client failed, from its status and output.
+why() { # RC FILE
+	case $1 in
+	124|137) echo "timed out after $LAST_LIMIT s" ;;
+	*) echo "exit status $1: $(tail -n1 "$2" 2>/dev/null)" ;;
+	esac
+}
 
 # use_set c|rust: this guest's RDMA modules become the set's (this project's
 # in updates/, which depmod prefers, or none there for the in-tree ones).
 use_set() {
-	rdma link delete rxe0 2>/dev/null
-	modprobe -r rdma_ucm rdma_rxe 2>/dev/null
+	timeout -k 5 30 rdma link delete rxe0 2>/dev/null
+	timeout -k 5 60 modprobe -r rdma_ucm rdma_rxe 2>/dev/null
+	# Else the other set's module would stay and be measured as this one.
+	[ ! -e /sys/module/rdma_rxe ] && [ ! -e /sys/module/rdma_ucm ] ||
+		{ UP_WHY="the previous set's modules did not unload"; return 1; }
 	rm -f "/lib/modules/$KREL/updates/"*.ko
 	[ "$1" = rust ] && cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$KREL/updates/"
 	depmod -a
-	modprobe ib_uverbs && modprobe rdma_rxe && modprobe rdma_ucm || return 1
-	rdma link add rxe0 type rxe netdev eth0 || return 1
-	wait_gid rxe0 "$MYIP" || return 1
+	timeout -k 5 60 sh -c 'modprobe ib_uverbs && modprobe rdma_rxe && modprobe rdma_ucm' ||
+		{ UP_WHY="modprobe failed"; return 1; }
+	timeout -k 5 30 rdma link add rxe0 type rxe netdev eth0 ||
+		{ UP_WHY="rdma link add failed"; return 1; }
+	wait_gid rxe0 "$MYIP" || { UP_WHY="no RoCE v2 GID for $MYIP"; return 1; }
 	for _ in $(seq 50); do
 		grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state && return 0
 		sleep 0.2
 	done
+	UP_WHY="port not ACTIVE"
 	return 1
 }
 
 # run2 NAME LIMIT SERVER... -- CLIENT...: SERVER runs in guest a, CLIENT in
 # guest b once the server is up; b's output is left in NAME.out. Returns the
-# client's status in b (0 in a).
+# client's status in b (0 in a), 2 in both if the step was skipped (then
+# SKIP_WHY says why). LIMIT is cut to the set's bound (limit()).
 STEP=0
 run2() {
-	local name=$1 limit=$2 rc srv=() cli=()
+	local name=$1 limit rc srv=() cli=()
+	limit=$(limit "$2")
+	LAST_LIMIT=$limit
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
 	STEP=$((STEP + 1))
 	local tag="$SET.$ROUND.$STEP"
+	# Written by b before its "done" of a step, so both guests see it at
+	# the same step.
+	if [ -e "$SYNC/bench.skip.$SET.$ROUND" ]; then
+		SKIP_WHY="skipped: two earlier steps of this round timed out"
+		return 2
+	fi
 	if [ "$ROLE" = a ]; then
-		timeout "$limit" "${srv[@]}" >"$name.srv" 2>&1 &
+		timeout -k 5 "$limit" "${srv[@]}" >"$name.srv" 2>&1 &
 		local pid=$!
 		sleep 1
 		notify "ready.$tag"
@@ -61,8 +105,12 @@ run2() {
 	fi
 	await "ready.$tag" 60 >/dev/null || return 1
 	sleep 0.3
-	timeout "$limit" "${cli[@]}" >"$name.out" 2>&1
+	timeout -k 5 "$limit" "${cli[@]}" >"$name.out" 2>&1
 	rc=$?
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		TIMEOUTS=$((TIMEOUTS + 1))
+		[ "$TIMEOUTS" -lt 2 ] || : >"$SYNC/bench.skip.$SET.$ROUND"
+	fi
 	notify "done.$tag"
 	[ $rc = 0 ] || say "$name failed ($rc): $(tail -n1 "$name.out")"
 	return $rc
@@ -76,16 +124,30 @@ pair() {
 	run2 "$name" "$limit" "$@" -- "$@" "$PEERIP"
 }
 
+# fail_step RC OUT TOOL METRIC...: a client step failed (or was skipped).
+fail_step() {
+	local rc=$1 out=$2 tool=$3
+	shift 3
+	if [ "$rc" = 2 ] && [ -n "${SKIP_WHY:-}" ]; then
+		na "$@" -- "$SKIP_WHY"
+	else
+		na "$@" -- "$tool: $(why "$rc" "$out")"
+	fi
+}
+
 # perftest's result line: the first line that starts with the message size.
 result_line() { awk -v s="$2" '$1 == s && NF >= 4 { print; exit }' "$1"; }
 
 bw() { # TEST SIZE ITERS [EXTRA...]
 	local t=$1 s=$2 n=$3 line
 	shift 3
-	pair "$t-$s" 60 "ib_${t}_bw" -d rxe0 -x "$GIDX" -s "$s" -n "$n" -F "$@" || return
+	local ms="${t}_bw_${s}${SUFFIX:-}_MBps ${t}_rate_${s}${SUFFIX:-}_kpps" rc
+	pair "$t-$s" 60 "ib_${t}_bw" -d rxe0 -x "$GIDX" -s "$s" -n "$n" -F "$@"
+	rc=$?
 	[ "$ROLE" = b ] || return
+	[ $rc = 0 ] || { fail_step $rc "$t-$s.out" "ib_${t}_bw" $ms; return; }
 	line=$(result_line "$t-$s.out" "$s")
-	[ -n "$line" ] || { say "no result from ib_${t}_bw -s $s"; return; }
+	[ -n "$line" ] || { say "no result from ib_${t}_bw -s $s"; na $ms -- "ib_${t}_bw printed no result"; return; }
 	# #bytes #iterations BW peak BW average MsgRate[Mpps]
 	record "${t}_bw_${s}${SUFFIX:-}_MBps" "$(echo "$line" | awk '{print $4}')"
 	record "${t}_rate_${s}${SUFFIX:-}_kpps" "$(echo "$line" | awk '{print $5 * 1000}')"
@@ -93,18 +155,24 @@ bw() { # TEST SIZE ITERS [EXTRA...]
 
 lat() { # TEST SIZE ITERS
 	local t=$1 s=$2 n=$3 line
-	pair "$t-lat-$s" 90 "ib_${t}_lat" -d rxe0 -x "$GIDX" -s "$s" -n "$n" -F || return
+	local ms="${t}_lat_${s}_typ_us ${t}_lat_${s}_p99_us" rc
+	pair "$t-lat-$s" 90 "ib_${t}_lat" -d rxe0 -x "$GIDX" -s "$s" -n "$n" -F
+	rc=$?
 	[ "$ROLE" = b ] || return
+	[ $rc = 0 ] || { fail_step $rc "$t-lat-$s.out" "ib_${t}_lat" $ms; return; }
 	line=$(result_line "$t-lat-$s.out" "$s")
-	[ -n "$line" ] || { say "no result from ib_${t}_lat -s $s"; return; }
+	[ -n "$line" ] || { say "no result from ib_${t}_lat -s $s"; na $ms -- "ib_${t}_lat printed no result"; return; }
 	# #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
 	record "${t}_lat_${s}_typ_us" "$(echo "$line" | awk '{print $5}')"
 	record "${t}_lat_${s}_p99_us" "$(echo "$line" | awk '{print $8}')"
 }
 
 cm_setup() { # cmtime -c N: every step's time per connection (us)
-	run2 cmtime 240 cmtime -b "$MYIP" -c "$1" -- cmtime -s "$PEERIP" -c "$1" || return
+	local rc
+	run2 cmtime 240 cmtime -b "$MYIP" -c "$1" -- cmtime -s "$PEERIP" -c "$1"
+	rc=$?
 	[ "$ROLE" = b ] || return
+	[ $rc = 0 ] || { fail_step $rc cmtime.out cmtime "cmtime_*"; return; }
 	# "create id    :  total ms  max ms  min us  us / conn"
 	awk -F: 'NF == 2 && $2 ~ /[0-9]/ { n = $1; gsub(/^ +| +$/, "", n); gsub(/ /, "_", n);
 		split($2, v, " "); print n, v[4] }' cmtime.out |
@@ -113,20 +181,34 @@ cm_setup() { # cmtime -c N: every step's time per connection (us)
 
 # Slab and vmalloc growth per 1000 objects, from tests/bench's objmem.
 objmem() {
-	[ -x "$BENCH_BIN/objmem" ] || { say "objmem not built"; return; }
-	"$BENCH_BIN/objmem" rxe0 1000 >objmem.out 2>&1 || { say "objmem: $(tail -n1 objmem.out)"; return; }
+	local rc
+	[ -x "$BENCH_BIN/objmem" ] || { say "objmem not built"; na "mem_*" -- "objmem not built"; return; }
+	LAST_LIMIT=$(limit 180)
+	timeout -k 5 "$LAST_LIMIT" "$BENCH_BIN/objmem" rxe0 1000 >objmem.out 2>&1
+	rc=$?
+	[ $rc = 0 ] || { say "objmem: $(tail -n1 objmem.out)"; na "mem_*" -- "objmem: $(why $rc objmem.out)"; return; }
 	awk '{ print $1, $2 }' objmem.out | while read -r k v; do record "$k" "$v"; done
 }
 
 # The same perftest in loopback on guest a (client and server on rxe0).
 loopback() {
 	[ "$ROLE" = a ] || return
-	timeout 60 ib_send_bw -d rxe0 -x "$GIDX" -s 65536 -n 200 -F >lo.srv 2>&1 &
+	local line rc
+	if [ -e "$SYNC/bench.skip.$SET.$ROUND" ]; then
+		na send_bw_65536_loopback_MBps -- "skipped: two earlier steps of this round timed out"
+		return
+	fi
+	LAST_LIMIT=$(limit 60)
+	timeout -k 5 "$LAST_LIMIT" ib_send_bw -d rxe0 -x "$GIDX" -s 65536 -n 200 -F >lo.srv 2>&1 &
 	sleep 1
-	timeout 60 ib_send_bw -d rxe0 -x "$GIDX" -s 65536 -n 200 -F "$MYIP" >lo.out 2>&1 ||
-		{ say "loopback failed: $(tail -n1 lo.out)"; wait; return; }
+	timeout -k 5 "$LAST_LIMIT" ib_send_bw -d rxe0 -x "$GIDX" -s 65536 -n 200 -F "$MYIP" >lo.out 2>&1
+	rc=$?
 	wait
-	local line
+	if [ $rc != 0 ]; then
+		say "loopback failed: $(tail -n1 lo.out)"
+		na send_bw_65536_loopback_MBps -- "loopback ib_send_bw: $(why $rc lo.out)"
+		return
+	fi
 	line=$(result_line lo.out 65536)
 	[ -n "$line" ] && record send_bw_65536_loopback_MBps "$(echo "$line" | awk '{print $4}')"
 }
@@ -156,32 +238,44 @@ for ROUND in $(seq "$BENCH_ROUNDS"); do
 	for SET in $BENCH_SETS; do
 		say "round $ROUND, set $SET"
 		barrier "set.$SET.$ROUND" 120 >/dev/null || exit 1
-		if ! use_set "$SET"; then
-			say "set $SET: cannot bring up rxe0"
-			notify "ok.$SET.$ROUND"
+		TIMEOUTS=0
+		# Both guests go on whether or not their rxe0 came up; each says
+		# how it went, and the round's measurements need both.
+		UP_WHY=
+		use_set "$SET" || say "set $SET: cannot bring up rxe0: $UP_WHY"
+		echo "$UP_WHY" >"$SYNC/bench.up.$SET.$ROUND.$ROLE"
+		barrier "up.$SET.$ROUND" 120 >/dev/null || exit 1
+		read -r up_why <"$SYNC/bench.up.$SET.$ROUND.a"
+		[ -n "$up_why" ] || read -r up_why <"$SYNC/bench.up.$SET.$ROUND.b"
+		if [ -n "$up_why" ]; then
+			[ "$ROLE" = b ] && na "*" -- "rxe0 not up: $up_why"
+			barrier "end.$SET.$ROUND" 120 >/dev/null
 			continue
 		fi
 		GIDX=$(gid_index_v4 rxe0 "$MYIP")
-		barrier "up.$SET.$ROUND" 120 >/dev/null || exit 1
 		# A short probe: a set that cannot carry data yet records only
 		# what needs no traffic.
-		if pair probe 30 ib_send_bw -d rxe0 -x "$GIDX" -s 4096 -n 20 -F; then
-			ok=1
-		else
-			ok=0
-		fi
-		[ "$ROLE" = b ] && echo "$ok" >"$SYNC/bench.ok.$SET.$ROUND"
+		pair probe 30 ib_send_bw -d rxe0 -x "$GIDX" -s 4096 -n 20 -F
+		rc=$?
+		[ "$ROLE" = b ] && echo "$rc" >"$SYNC/bench.ok.$SET.$ROUND"
 		barrier "probe.$SET.$ROUND" 120 >/dev/null
-		read -r ok <"$SYNC/bench.ok.$SET.$ROUND"
-		if [ "$ok" = 1 ]; then
+		read -r rc <"$SYNC/bench.ok.$SET.$ROUND"
+		if [ "$rc" = 0 ]; then
 			for t in send write read; do
 				bw "$t" 64 5000
 				bw "$t" 4096 2000
 				bw "$t" 65536 200
 				bw "$t" 1048576 20
 			done
-			pair atomic 60 ib_atomic_bw -d rxe0 -x "$GIDX" -n 2000 -F &&
-				[ "$ROLE" = b ] && record atomic_rate_kpps "$(result_line atomic.out 8 | awk '{print $5 * 1000}')"
+			pair atomic 60 ib_atomic_bw -d rxe0 -x "$GIDX" -n 2000 -F
+			rc=$?
+			if [ "$ROLE" = b ]; then
+				if [ $rc = 0 ]; then
+					record atomic_rate_kpps "$(result_line atomic.out 8 | awk '{print $5 * 1000}')"
+				else
+					fail_step $rc atomic.out ib_atomic_bw atomic_rate_kpps
+				fi
+			fi
 			SUFFIX=_q4 bw send 65536 200 -q 4
 			for t in send write read; do
 				lat "$t" 2 200
@@ -191,6 +285,8 @@ for ROUND in $(seq "$BENCH_ROUNDS"); do
 			loopback
 		else
 			say "set $SET carries no data: only memory and size are measured"
+			[ "$ROLE" = b ] && na "*_bw_*" "*_rate_*" "*_lat_*" "cmtime_*" "*_loopback_*" -- \
+				"no data: a 20-message ib_send_bw probe $(why "$rc" probe.out)"
 		fi
 		[ "$ROLE" = a ] && objmem
 		barrier "end.$SET.$ROUND" 600 >/dev/null
