@@ -35,6 +35,12 @@ unsigned short rrxe_netdev_type(const struct net_device *ndev)
 	return ndev->type;
 }
 
+struct workqueue_struct *rrxe_alloc_workqueue(const char *name, unsigned int flags,
+					      int max_active)
+{
+	return alloc_workqueue("%s", flags, max_active, name);
+}
+
 bool rrxe_netdev_is_vlan(const struct net_device *ndev)
 {
 	return is_vlan_dev(ndev);

@@ -10,6 +10,7 @@
 #include <linux/fs.h>
 #include <linux/netdevice.h>
 #include <linux/poll.h>
+#include <linux/workqueue.h>
 
 /* ib_safe_file_access(): the writer of a command file must be its opener. */
 bool rrxe_safe_file_access(struct file *filp);
@@ -20,6 +21,10 @@ void rrxe_poll_wait(struct file *filp, wait_queue_head_t *wq, poll_table *p);
 /* struct net_device is opaque to Rust: its layout is large and config-dependent. */
 const char *rrxe_netdev_name(const struct net_device *ndev);
 unsigned short rrxe_netdev_type(const struct net_device *ndev);
+
+/* alloc_workqueue() is a macro (allocation profiling hooks). */
+struct workqueue_struct *rrxe_alloc_workqueue(const char *name, unsigned int flags,
+					      int max_active);
 
 /* is_vlan_dev() */
 bool rrxe_netdev_is_vlan(const struct net_device *ndev);

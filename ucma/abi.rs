@@ -39,6 +39,8 @@ pub(crate) const AF_IB: u16 = 27;
 
 /// Event numbers the module treats specially (`enum rdma_cm_event_type`).
 pub(crate) const EVENT_CONNECT_REQUEST: u32 = 4;
+/// `RDMA_CM_EVENT_DEVICE_REMOVAL`.
+pub(crate) const EVENT_DEVICE_REMOVAL: u32 = 11;
 /// `RDMA_CM_EVENT_MULTICAST_JOIN`.
 pub(crate) const EVENT_MULTICAST_JOIN: u32 = 12;
 /// `RDMA_CM_EVENT_MULTICAST_ERROR`.

@@ -37,6 +37,7 @@ use crate::{
         ConnRequest,
         SockAddr, //
     },
+    rdma::workqueue::ModuleQueue,
 };
 use core::sync::atomic::{
     AtomicI32,
@@ -196,45 +197,13 @@ pub(crate) struct Event {
 impl CmHandler for Ctx {
     fn event(this: ArcBorrow<'_, Self>, ev: &CmEvent) {
         // Events of a new connection are ignored until it is accepted.
-        if this.uid.load(Ordering::Acquire) == 0 {
-            return;
+        if this.uid.load(Ordering::Acquire) != 0 {
+            queue_event(this, ev);
         }
-        let mut resp = this.user_event(ev);
-        let file = this.file();
-        let is_mc = ev.event == abi::EVENT_MULTICAST_JOIN || ev.event == abi::EVENT_MULTICAST_ERROR;
-        {
-            let mut inner = file.inner.lock();
-            if inner.closed {
-                return;
-            }
-            let mc = if is_mc {
-                let key = u32::try_from(ev.mc_context).unwrap_or(u32::MAX);
-                match inner.mcs.get(&key) {
-                    // The membership was left meanwhile: drop the event.
-                    None => return,
-                    Some(mc) => {
-                        resp.uid = mc.uid;
-                        resp.id = mc.id;
-                        Some(mc.clone())
-                    }
-                }
-            } else {
-                None
-            };
-            let event = Event {
-                ctx: this.into(),
-                conn_req: None,
-                mc,
-                resp,
-            };
-            // An event that cannot be queued is lost, as in the C module.
-            if inner.events.push(event, GFP_KERNEL).is_err() {
-                return;
-            }
+        // Even for a connection not yet accepted: its C id holds the device.
+        if ev.event == abi::EVENT_DEVICE_REMOVAL {
+            close_on_removal(this.into());
         }
-        file.wait.notify_all();
-        // DEVICE_REMOVAL: the C id is released when userspace destroys the
-        // id (librdmacm does so on this event).
     }
 
     fn connect_request(
@@ -255,6 +224,68 @@ impl CmHandler for Ctx {
             listener.backlog.fetch_add(1, Ordering::AcqRel);
         }
         res
+    }
+}
+
+/// Queues `ev` on the file `this` reports to; an event that cannot be
+/// queued is lost, as in the C module.
+fn queue_event(this: ArcBorrow<'_, Ctx>, ev: &CmEvent) {
+    let mut resp = this.user_event(ev);
+    let file = this.file();
+    let is_mc = ev.event == abi::EVENT_MULTICAST_JOIN || ev.event == abi::EVENT_MULTICAST_ERROR;
+    {
+        let mut inner = file.inner.lock();
+        if inner.closed {
+            return;
+        }
+        let mc = if is_mc {
+            let key = u32::try_from(ev.mc_context).unwrap_or(u32::MAX);
+            match inner.mcs.get(&key) {
+                // The membership was left meanwhile: drop the event.
+                None => return,
+                Some(mc) => {
+                    resp.uid = mc.uid;
+                    resp.id = mc.id;
+                    Some(mc.clone())
+                }
+            }
+        } else {
+            None
+        };
+        let event = Event {
+            ctx: this.into(),
+            conn_req: None,
+            mc,
+            resp,
+        };
+        if inner.events.push(event, GFP_KERNEL).is_err() {
+            return;
+        }
+    }
+    file.wait.notify_all();
+}
+
+/// The module's queue for [`close_on_removal`], owned by the module.
+pub(crate) static CLOSE_WQ: ModuleQueue = ModuleQueue::new();
+
+/// DEVICE_REMOVAL: the RDMA CM removes the device only once every id on it
+/// is destroyed, so the context's C id is destroyed now, from the module's
+/// workqueue (an id is never destroyed inside its own handler), as the C
+/// module's `ucma_close_id` does. The context stays until userspace
+/// destroys it; its commands fail with `ENXIO` meanwhile.
+fn close_on_removal(ctx: Arc<Ctx>) {
+    let Some(wq) = CLOSE_WQ.get() else {
+        return;
+    };
+    let spawned = wq.try_spawn(GFP_KERNEL, move || {
+        let cm = ctx.cm.lock().take();
+        // Outside the lock: destroying waits for the id's running handler.
+        drop(cm);
+    });
+    if spawned.is_err() {
+        // The id then lives until userspace destroys it (librdmacm does on
+        // this event), and the device removal waits for that.
+        pr_warn!("rdma_ucm: no memory to close an id on device removal\n");
     }
 }
 

@@ -23,7 +23,8 @@ use rdma::{
         MaxBacklogSysctl,
         MiscWithAbiVersion, //
     },
-    misc::MiscOptions, //
+    misc::MiscOptions,
+    workqueue::QueueOwner, //
 };
 
 // The hand-written ABI layouts of `abi` match the kernel's uapi headers.
@@ -72,6 +73,10 @@ module! {
 
 #[pin_data]
 struct UcmaModule {
+    /// Made before the device can be opened. At exit no file is open (an
+    /// open file pins the module), so nothing queues on it any more; dropping
+    /// it waits for the id closes still queued.
+    close_wq: QueueOwner,
     sysctl: MaxBacklogSysctl,
     #[pin]
     misc: MiscWithAbiVersion<file::UcmaFile>,
@@ -80,6 +85,7 @@ struct UcmaModule {
 impl kernel::InPlaceModule for UcmaModule {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
+            close_wq: ctx::CLOSE_WQ.alloc(c"rdma_ucm_close")?,
             sysctl: MaxBacklogSysctl::register()?,
             misc <- MiscWithAbiVersion::register(MiscOptions {
                 name: c"rdma_cm",

@@ -26,6 +26,7 @@ pub mod qp;
 pub mod srq;
 pub mod udata;
 pub mod umem;
+pub mod workqueue;
 
 /// What an op returns to the RDMA core: 0, or the error's negative errno.
 #[inline]

@@ -3,66 +3,11 @@
 """Drives /dev/infiniband/rdma_cm directly: errnos of bad input, the ABI
 version attribute, address/route resolution events, poll, release with
 IDs in every state. Usage: ucma_abi.py MYIP PEERIP"""
-import ctypes, errno, os, select, struct, sys
+import errno, os, select, struct, sys
+
+from ucma_raw import *
 
 MYIP, PEERIP = sys.argv[1], sys.argv[2]
-DEV = "/dev/infiniband/rdma_cm"
-fails = 0
-
-
-def check(what, cond):
-    global fails
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        fails += 1
-
-
-def buf(n):
-    return ctypes.create_string_buffer(n)
-
-
-def addr(b):
-    return ctypes.addressof(b)
-
-
-def cmd(fd, num, body, out=0):
-    """Writes a command; returns 0 or the errno."""
-    data = struct.pack("=IHH", num, len(body), out) + body
-    try:
-        n = os.write(fd, data)
-        return 0 if n == len(data) else -1
-    except OSError as e:
-        return e.errno
-
-
-def create_id(fd, uid=1, ps=0x0106):
-    r = buf(4)
-    e = cmd(fd, 0, struct.pack("=QQHB5x", uid, addr(r), ps, 0), 4)
-    return e, struct.unpack("=I", r.raw)[0]
-
-
-def destroy_id(fd, i):
-    r = buf(4)
-    e = cmd(fd, 1, struct.pack("=QII", addr(r), i, 0), 4)
-    return e, struct.unpack("=I", r.raw)[0]
-
-
-def sin(ip, port=0):
-    import socket
-    return struct.pack("=H", 2) + struct.pack(">H", port) + socket.inet_aton(ip) + bytes(8)
-
-
-def storage(a):
-    return a + bytes(128 - len(a))
-
-
-def get_event(fd):
-    r = buf(336)
-    e = cmd(fd, 12, struct.pack("=Q", addr(r)), 336)
-    if e:
-        return e, None
-    uid, i, ev, st = struct.unpack("=QIIi", r.raw[:20])
-    return 0, (uid, i, ev, st)
 
 
 with open("/sys/class/misc/rdma_cm/abi_version") as f:
@@ -175,5 +120,4 @@ check("LISTEN", cmd(fd, 7, struct.pack("=II", c3, 4)) == 0)
 p.poll(3000)
 os.close(fd)
 check("release with pending IDs and events", True)
-print("%d failure(s)" % fails)
-sys.exit(1 if fails else 0)
+finish()
