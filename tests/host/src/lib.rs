@@ -22,6 +22,9 @@ pub mod rxe_params;
 pub mod cm;
 
 #[cfg(test)]
+mod ucma_fuzz;
+
+#[cfg(test)]
 mod cm_msgs_test;
 
 #[cfg(test)]

@@ -14,4 +14,4 @@ mod icrc;
 mod opcode_table;
 mod packet;
 mod psn;
-mod rng;
+pub(crate) mod rng;
