@@ -81,7 +81,7 @@ run_scenarios() {
 			>"$OUT/$s.log" 2>&1 </dev/null
 		rc=$?
 		# Leftover servers of this scenario must not leak into the next one.
-		pkill -9 -f 'rping|ib_send_|ib_write_|ib_read_|ib_atomic_|cmtime|ucmatose|udaddy|mckey' 2>/dev/null
+		pkill -9 -f 'rping|ib_send_|ib_write_|ib_read_|ib_atomic_|cmtime|ucmatose|udaddy|mckey|rstream|riostream|rdma_server|rdma_client' 2>/dev/null
 		case $rc in
 		0) status=PASS reason= ;;
 		"$KSFT_SKIP") status=SKIP reason=$(tail -n1 "$OUT/$s.log") ;;
