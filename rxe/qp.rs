@@ -735,7 +735,7 @@ fn create(
                 }
                 None => None,
             };
-            u.respond(&UResp(resp))?;
+            u.respond(&resp)?;
             Some(Mappings {
                 _sq: sq_map,
                 _rq: rq_map,
@@ -805,13 +805,6 @@ fn create(
     slot.publish(qp.clone());
     Ok(qp)
 }
-
-/// `struct rxe_create_qp_resp` as a response.
-#[repr(transparent)]
-struct UResp(bindings::rxe_create_qp_resp);
-
-// SAFETY: two `mminfo`s of u64, u32, u32: no padding, no pointers.
-unsafe impl kernel::transmute::AsBytes for UResp {}
 
 impl QpDriver for Rxe {
     type Qp = Qp;

@@ -68,6 +68,10 @@ unsafe impl AsBytes for bindings::mminfo {}
 // SAFETY: as above.
 unsafe impl FromBytes for bindings::mminfo {}
 
+// SAFETY: `rxe_create_qp_resp` is two `mminfo`s (the RQ's and the SQ's
+// mapping): no padding, no pointers.
+unsafe impl AsBytes for bindings::rxe_create_qp_resp {}
+
 /// The cache line size (queue slots are at least this big).
 #[inline]
 pub fn cache_line_size() -> usize {
