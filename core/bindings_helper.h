@@ -28,3 +28,4 @@
 #include "glue_mr.h"
 #include "glue_data.h"
 #include "cm/glue_cm.h"
+#include "glue_net.h"

@@ -131,10 +131,13 @@ pub(crate) struct RxeDev {
     pub(crate) ahs: crate::ah::Ahs,
     #[pin]
     pub(crate) mcasts: crate::mcast::Mcasts,
+    /// The UDP sockets of the netdev's namespace (rxe/net.rs), held from
+    /// creation until the netdev goes or the device is freed.
+    net: crate::net::NetUse,
 }
 
 impl RxeDev {
-    fn new(guid: [u8; 8], ndev_mtu: u32) -> impl PinInit<Self, Error> {
+    fn new(guid: [u8; 8], ndev_mtu: u32, net: crate::net::NetUse) -> impl PinInit<Self, Error> {
         let sys_image_guid = u64::from_ne_bytes(guid);
         try_pin_init!(Self {
             guid,
@@ -153,6 +156,7 @@ impl RxeDev {
             mws <- crate::mw::Mws::new(),
             ahs <- crate::ah::Ahs::new(),
             mcasts <- crate::mcast::Mcasts::new(),
+            net,
         })
     }
 
@@ -161,9 +165,13 @@ impl RxeDev {
             .store(IbMtu::for_netdev_mtu(ndev_mtu).as_raw(), Ordering::Relaxed);
     }
 
-    fn count(&self, counter: usize) {
+    pub(crate) fn count(&self, counter: usize) {
+        self.count_add(counter, 1);
+    }
+
+    pub(crate) fn count_add(&self, counter: usize, n: u64) {
         if let Some(c) = self.counters.get(counter) {
-            c.fetch_add(1, Ordering::Relaxed);
+            c.fetch_add(n, Ordering::Relaxed);
         }
     }
 
@@ -195,11 +203,14 @@ pub(crate) fn create(name: &CStr, ndev: &NetDevice) -> Result {
         ],
         sysfs_parent: true,
     };
+    // The namespace's sockets first, as the C driver (put again if the
+    // registration fails: the data is dropped).
+    let net = crate::net::NetUse::take(ndev)?;
     Device::<Rxe>::register(
         &<crate::RxeModule as kernel::ModuleMetadata>::THIS_MODULE,
         &info,
         ndev,
-        RxeDev::new(guid, ndev.mtu()),
+        RxeDev::new(guid, ndev.mtu(), net),
     )
 }
 
@@ -468,7 +479,12 @@ impl IbDriver for Rxe {
 
     fn netdev_event(dev: &Device<Self>, ndev: &NetDevice, event: NetdevEvent) {
         match event {
-            NetdevEvent::Unregister => dev.unregister_queued(),
+            NetdevEvent::Unregister => {
+                dev.unregister_queued();
+                // Now, while the namespace is sure to be alive: the socket
+                // of its last device is released (`rxe_net_del`).
+                dev.data().net.put();
+            }
             NetdevEvent::ChangeMtu => dev.data().set_mtu(ndev.mtu()),
             NetdevEvent::Down | NetdevEvent::Change => {
                 if !ndev.port_active() {

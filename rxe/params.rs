@@ -188,6 +188,16 @@ pub const COUNTER_NAMES: [&CStr; 17] = [
 
 /// Index of `link_downed` in [`COUNTER_NAMES`].
 pub const CNT_LINK_DOWNED: usize = 12;
+/// Indices of the packet counters in [`COUNTER_NAMES`].
+pub const CNT_SENT_PKTS: usize = 0;
+/// Received packets handed to a QP.
+pub const CNT_RCVD_PKTS: usize = 1;
+/// Packets the IP layer refused.
+pub const CNT_SEND_ERR: usize = 11;
+/// Bytes sent, IP and UDP headers included.
+pub const CNT_SENT_BYTES: usize = 15;
+/// Bytes received, IP and UDP headers included.
+pub const CNT_RCVD_BYTES: usize = 16;
 
 /// Last QP index (the C driver's `RXE_MAX_QP_INDEX`).
 pub const MAX_QP_INDEX: u32 = DEFAULT_MAX_VALUE;
@@ -301,5 +311,10 @@ mod tests {
         assert_eq!(COUNTER_NAMES[CNT_COMP_RETRY], c"completer_retry_err");
         assert_eq!(COUNTER_NAMES[CNT_RDMA_SEND], c"rdma_sends");
         assert_eq!(COUNTER_NAMES[CNT_RDMA_RECV], c"rdma_recvs");
+        assert_eq!(COUNTER_NAMES[CNT_SENT_PKTS], c"sent_pkts");
+        assert_eq!(COUNTER_NAMES[CNT_RCVD_PKTS], c"rcvd_pkts");
+        assert_eq!(COUNTER_NAMES[CNT_SEND_ERR], c"send_err");
+        assert_eq!(COUNTER_NAMES[CNT_SENT_BYTES], c"sent_bytes");
+        assert_eq!(COUNTER_NAMES[CNT_RCVD_BYTES], c"rcvd_bytes");
     }
 }

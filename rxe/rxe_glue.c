@@ -8,3 +8,4 @@
 #include "../core/glue_qp.c"
 #include "../core/glue_mr.c"
 #include "../core/glue_data.c"
+#include "../core/glue_net.c"

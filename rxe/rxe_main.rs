@@ -25,6 +25,7 @@ mod mcast;
 pub mod mcast_group;
 mod mr;
 mod mw;
+mod net;
 pub mod params;
 mod qp;
 pub mod qp_attr;
@@ -36,6 +37,8 @@ mod resp_check;
 #[allow(dead_code)]
 mod queue;
 pub mod queue_index;
+mod recv;
+pub mod roce;
 mod srq;
 #[expect(dead_code, reason = "used by the transport, issue #4")]
 mod wire;
@@ -44,7 +47,8 @@ pub mod wqe;
 use kernel::prelude::*;
 use rdma::{
     ib_device::DriverRegistration,
-    link::LinkRegistration, //
+    link::LinkRegistration,
+    netns::PernetRegistration, //
 };
 
 module! {
@@ -64,11 +68,17 @@ struct RxeModule {
     // Then every device is unregistered, and the netdev notifier removed.
     #[pin]
     driver: DriverRegistration<device::Rxe>,
+    // Last: each namespace's UDP sockets (rxe/net.rs), released once no
+    // device can use them.
+    #[pin]
+    netns: PernetRegistration<net::NsSockets>,
 }
 
 impl kernel::InPlaceModule for RxeModule {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
+            // The per-namespace sockets before any device can take them.
+            netns <- PernetRegistration::register(),
             // The notifier is in place before the first device can appear.
             driver <- DriverRegistration::register(),
             link <- LinkRegistration::register(),

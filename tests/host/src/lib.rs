@@ -107,3 +107,7 @@ pub mod rxe_access;
 
 // The data path's files name each other as the module does.
 use rxe_dma as dma;
+
+#[path = "../../../rxe/roce.rs"]
+#[allow(dead_code)]
+pub mod rxe_roce;

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * C glue for the rxe network I/O (see glue_net.h). Not compiled on its own:
+ * rxe/rxe_glue.c includes it.
+ */
+#include <linux/if_ether.h>
+#include <linux/if_vlan.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/skbuff.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <net/route.h>
+#include <net/sock.h>
+#include <net/udp_tunnel.h>
+
+#include "glue_net.h"
+
+struct net *rrxe_dev_net(const struct net_device *ndev)
+{
+	return dev_net(ndev);
+}
+
+void *rrxe_net_generic(const struct net *net, unsigned int id)
+{
+	return net_generic(net, id);
+}
+
+struct net *rrxe_init_net(void)
+{
+	return &init_net;
+}
+
+int rrxe_netdev_ifindex(const struct net_device *ndev)
+{
+	return ndev->ifindex;
+}
+
+struct net_device *rrxe_vlan_dev_real_dev(const struct net_device *ndev)
+{
+	return vlan_dev_real_dev(ndev);
+}
+
+#ifdef CONFIG_DEBUG_LOCK_ALLOC
+/*
+ * As rxe_net.c: the receive sockets get lock classes of their own, so that
+ * lockdep does not connect them with user sockets of the same family (false
+ * circular dependencies seen with ksmbd and cifs switching transports).
+ */
+static struct lock_class_key rrxe_recv_sk_key[2];
+static struct lock_class_key rrxe_recv_slock_key[2];
+
+static void rrxe_reclassify_recv_socket(struct sock *sk)
+{
+	if (WARN_ON_ONCE(!sock_allow_reclassification(sk)))
+		return;
+	if (sk->sk_family == AF_INET)
+		sock_lock_init_class_and_name(sk, "slock-AF_INET-RDMA-RXE-RECV",
+					      &rrxe_recv_slock_key[0],
+					      "sk_lock-AF_INET-RDMA-RXE-RECV",
+					      &rrxe_recv_sk_key[0]);
+	else
+		sock_lock_init_class_and_name(sk, "slock-AF_INET6-RDMA-RXE-RECV",
+					      &rrxe_recv_slock_key[1],
+					      "sk_lock-AF_INET6-RDMA-RXE-RECV",
+					      &rrxe_recv_sk_key[1]);
+	/*
+	 * The class names a module reference (sk_owner_set()); the sockets are
+	 * always released before the module goes away, and the reference would
+	 * keep the module from unloading, so drop it (as rxe_net.c does).
+	 */
+	sk_owner_put(sk);
+	sk_owner_clear(sk);
+}
+#else
+static void rrxe_reclassify_recv_socket(struct sock *sk)
+{
+}
+#endif
+
+int rrxe_udp_tunnel_open(struct net *net, bool ipv6, __be16 port,
+			 int (*rcv)(struct sock *sk, struct sk_buff *skb),
+			 struct sock **skp)
+{
+	struct udp_port_cfg udp_cfg = {};
+	struct udp_tunnel_sock_cfg tnl_cfg = {};
+	struct socket *sock;
+	int err;
+
+	udp_cfg.family = ipv6 ? AF_INET6 : AF_INET;
+	udp_cfg.ipv6_v6only = ipv6;
+	udp_cfg.local_udp_port = port;
+	err = udp_sock_create(net, &udp_cfg, &sock);
+	if (err < 0)
+		return err;
+	rrxe_reclassify_recv_socket(sock->sk);
+	tnl_cfg.encap_type = 1;
+	tnl_cfg.encap_rcv = rcv;
+	setup_udp_tunnel_sock(net, sock->sk, &tnl_cfg);
+	*skp = sock->sk;
+	return 0;
+}
+
+void rrxe_udp_tunnel_release(struct sock *sk)
+{
+	udp_tunnel_sock_release(sk);
+}
+
+void rrxe_kfree_skb(struct sk_buff *skb)
+{
+	kfree_skb(skb);
+}
+
+void rrxe_consume_skb(struct sk_buff *skb)
+{
+	consume_skb(skb);
+}
+
+int rrxe_skb_linearize(struct sk_buff *skb)
+{
+	return skb_linearize(skb);
+}
+
+unsigned int rrxe_skb_len(const struct sk_buff *skb)
+{
+	return skb->len;
+}
+
+unsigned int rrxe_skb_headlen(const struct sk_buff *skb)
+{
+	return skb_headlen(skb);
+}
+
+unsigned char *rrxe_skb_data(const struct sk_buff *skb)
+{
+	return skb->data;
+}
+
+struct net_device *rrxe_skb_dev(const struct sk_buff *skb)
+{
+	return skb->dev;
+}
+
+void rrxe_skb_pull(struct sk_buff *skb, unsigned int len)
+{
+	skb_pull(skb, len);
+}
+
+unsigned int rrxe_skb_udp_len(const struct sk_buff *skb)
+{
+	return udp_get_len_short(udp_hdr(skb));
+}
+
+__be16 rrxe_skb_protocol(const struct sk_buff *skb)
+{
+	return skb->protocol;
+}
+
+__be32 rrxe_skb_ipv4_saddr(const struct sk_buff *skb)
+{
+	return ip_hdr(skb)->saddr;
+}
+
+__be32 rrxe_skb_ipv4_daddr(const struct sk_buff *skb)
+{
+	return ip_hdr(skb)->daddr;
+}
+
+const struct in6_addr *rrxe_skb_ipv6_saddr(const struct sk_buff *skb)
+{
+	return &ipv6_hdr(skb)->saddr;
+}
+
+const struct in6_addr *rrxe_skb_ipv6_daddr(const struct sk_buff *skb)
+{
+	return &ipv6_hdr(skb)->daddr;
+}
+
+struct sk_buff *rrxe_alloc_tx_skb(struct net_device *ndev, unsigned int hdr_len,
+				  unsigned int paylen, bool ipv6)
+{
+	unsigned int room = hdr_len + LL_RESERVED_SPACE(ndev);
+	struct sk_buff *skb = alloc_skb(paylen + room, GFP_ATOMIC);
+
+	if (!skb)
+		return NULL;
+	skb->tstamp = ktime_get();
+	skb_reserve(skb, room);
+	skb->protocol = ipv6 ? htons(ETH_P_IPV6) : htons(ETH_P_IP);
+	skb_put(skb, paylen);
+	return skb;
+}
+
+struct dst_entry *rrxe_route4(struct net *net, int oif, __be32 saddr, __be32 daddr)
+{
+	struct flowi4 fl = {
+		.flowi4_oif = oif,
+		.flowi4_proto = IPPROTO_UDP,
+		.saddr = saddr,
+		.daddr = daddr,
+	};
+	struct rtable *rt = ip_route_output_key(net, &fl);
+
+	return IS_ERR(rt) ? ERR_CAST(rt) : &rt->dst;
+}
+
+struct dst_entry *rrxe_route6(struct net *net, int oif, const struct in6_addr *saddr,
+			      const struct in6_addr *daddr)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	struct flowi6 fl6 = {
+		.flowi6_oif = oif,
+		.flowi6_proto = IPPROTO_UDP,
+		.saddr = *saddr,
+		.daddr = *daddr,
+	};
+	struct dst_entry *dst = ip6_dst_lookup_flow(net, NULL, &fl6, NULL);
+
+	if (!IS_ERR(dst) && dst->error) {
+		dst_release(dst);
+		return ERR_PTR(-EHOSTUNREACH);
+	}
+	return dst;
+#else
+	return ERR_PTR(-EAFNOSUPPORT);
+#endif
+}
+
+void rrxe_dst_release(struct dst_entry *dst)
+{
+	dst_release(dst);
+}
+
+void rrxe_udp_tunnel_xmit4(struct dst_entry *dst, struct sock *sk, struct sk_buff *skb,
+			   __be32 saddr, __be32 daddr, u8 tos, u8 ttl,
+			   __be16 sport, __be16 dport)
+{
+	udp_tunnel_xmit_skb(dst_rtable(dst), sk, skb, saddr, daddr, tos, ttl,
+			    htons(IP_DF), sport, dport, false, true, 0);
+}
+
+void rrxe_udp_tunnel_xmit6(struct dst_entry *dst, struct sock *sk, struct sk_buff *skb,
+			   const struct in6_addr *saddr, const struct in6_addr *daddr,
+			   u8 prio, u8 ttl, __be32 label, __be16 sport, __be16 dport)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	udp_tunnel6_xmit_skb(dst, sk, skb, NULL, saddr, daddr, prio, ttl, label,
+			     sport, dport, true, 0);
+#else
+	dst_release(dst);
+	kfree_skb(skb);
+#endif
+}
+
+int rrxe_sock_create_kern_udp(struct socket **sockp)
+{
+	return sock_create_kern(&init_net, AF_INET, SOCK_DGRAM, 0, sockp);
+}
+
+struct sock *rrxe_socket_sk(const struct socket *sock)
+{
+	return sock->sk;
+}
+
+void rrxe_sk_set_user_data(struct sock *sk, void *data)
+{
+	sk->sk_user_data = data;
+}
+
+void *rrxe_sk_user_data(const struct sock *sk)
+{
+	return sk->sk_user_data;
+}
+
+void rrxe_sock_hold(struct sock *sk)
+{
+	sock_hold(sk);
+}
+
+void rrxe_sock_put(struct sock *sk)
+{
+	sock_put(sk);
+}
+
+void rrxe_skb_set_owner(struct sk_buff *skb, struct sock *sk,
+			void (*dtor)(struct sk_buff *skb))
+{
+	skb->sk = sk;
+	skb->destructor = dtor;
+}
+
+struct sock *rrxe_skb_sk(const struct sk_buff *skb)
+{
+	return skb->sk;
+}

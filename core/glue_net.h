@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * C glue for the rxe network I/O (core/rdma/{netns,skb,udp}.rs): static
+ * inlines and macros of the skb, netns, routing and UDP tunnel headers,
+ * fields of struct sk_buff and struct sock, and the receive sockets' lock
+ * classes. One-line forwards, except where noted.
+ */
+#ifndef RRXE_GLUE_NET_H
+#define RRXE_GLUE_NET_H
+
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <net/net_namespace.h>
+#include <net/sock.h>
+
+/* Namespaces. */
+struct net *rrxe_dev_net(const struct net_device *ndev);
+void *rrxe_net_generic(const struct net *net, unsigned int id);
+struct net *rrxe_init_net(void);
+int rrxe_netdev_ifindex(const struct net_device *ndev);
+/* vlan_dev_real_dev(); only for a VLAN device (is_vlan_dev()). */
+struct net_device *rrxe_vlan_dev_real_dev(const struct net_device *ndev);
+
+/*
+ * A kernel UDP socket on @port (network order) in @net, set up as a UDP
+ * tunnel whose encap_rcv is @rcv (udp_sock_create(), the lockdep class of
+ * the C rxe's receive sockets, setup_udp_tunnel_sock()). IPv6 sockets are
+ * v6only. Not a one-line forward: struct udp_port_cfg and
+ * udp_tunnel_sock_cfg are bitfields and unions filled the way rxe_net.c
+ * fills them.
+ */
+int rrxe_udp_tunnel_open(struct net *net, bool ipv6, __be16 port,
+			 int (*rcv)(struct sock *sk, struct sk_buff *skb),
+			 struct sock **skp);
+void rrxe_udp_tunnel_release(struct sock *sk);
+
+/* struct sk_buff. */
+void rrxe_kfree_skb(struct sk_buff *skb);
+void rrxe_consume_skb(struct sk_buff *skb);
+int rrxe_skb_linearize(struct sk_buff *skb);
+unsigned int rrxe_skb_len(const struct sk_buff *skb);
+unsigned int rrxe_skb_headlen(const struct sk_buff *skb);
+unsigned char *rrxe_skb_data(const struct sk_buff *skb);
+struct net_device *rrxe_skb_dev(const struct sk_buff *skb);
+void rrxe_skb_pull(struct sk_buff *skb, unsigned int len);
+/* The UDP length of a received datagram (udp_hdr(skb)->len). */
+unsigned int rrxe_skb_udp_len(const struct sk_buff *skb);
+/* skb->protocol: ETH_P_IP or ETH_P_IPV6 (network order). */
+__be16 rrxe_skb_protocol(const struct sk_buff *skb);
+__be32 rrxe_skb_ipv4_saddr(const struct sk_buff *skb);
+__be32 rrxe_skb_ipv4_daddr(const struct sk_buff *skb);
+const struct in6_addr *rrxe_skb_ipv6_saddr(const struct sk_buff *skb);
+const struct in6_addr *rrxe_skb_ipv6_daddr(const struct sk_buff *skb);
+
+/*
+ * Transmit. rrxe_alloc_tx_skb() is rxe_init_packet()'s allocation: room for
+ * @paylen bytes of payload (put) after @hdr_len bytes of IP/UDP/Ethernet
+ * headers and the netdev's link-layer reserve, time-stamped, protocol set.
+ */
+struct sk_buff *rrxe_alloc_tx_skb(struct net_device *ndev, unsigned int hdr_len,
+				  unsigned int paylen, bool ipv6);
+/* ip_route_output_key() / ip6_dst_lookup_flow() for a UDP flow on @oif;
+ * an ERR_PTR when there is no route. */
+struct dst_entry *rrxe_route4(struct net *net, int oif, __be32 saddr, __be32 daddr);
+struct dst_entry *rrxe_route6(struct net *net, int oif, const struct in6_addr *saddr,
+			      const struct in6_addr *daddr);
+void rrxe_dst_release(struct dst_entry *dst);
+/* udp_tunnel_xmit_skb() (DF, no UDP checksum) of an IPv4 route. */
+void rrxe_udp_tunnel_xmit4(struct dst_entry *dst, struct sock *sk, struct sk_buff *skb,
+			   __be32 saddr, __be32 daddr, u8 tos, u8 ttl,
+			   __be16 sport, __be16 dport);
+/* udp_tunnel6_xmit_skb() (no UDP checksum, no tunnel device). */
+void rrxe_udp_tunnel_xmit6(struct dst_entry *dst, struct sock *sk, struct sk_buff *skb,
+			   const struct in6_addr *saddr, const struct in6_addr *daddr,
+			   u8 prio, u8 ttl, __be32 label, __be16 sport, __be16 dport);
+
+/* Transmit owners: kernel sockets whose sk_user_data is the owner. */
+int rrxe_sock_create_kern_udp(struct socket **sockp);
+struct sock *rrxe_socket_sk(const struct socket *sock);
+void rrxe_sk_set_user_data(struct sock *sk, void *data);
+void *rrxe_sk_user_data(const struct sock *sk);
+void rrxe_sock_hold(struct sock *sk);
+void rrxe_sock_put(struct sock *sk);
+/* skb->sk = @sk, skb->destructor = @dtor (the caller holds @sk for it). */
+void rrxe_skb_set_owner(struct sk_buff *skb, struct sock *sk,
+			void (*dtor)(struct sk_buff *skb));
+struct sock *rrxe_skb_sk(const struct sk_buff *skb);
+
+#endif /* RRXE_GLUE_NET_H */

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Socket buffers (`struct sk_buff`) the driver owns.
+//!
+//! An [`Skb`] is one reference to an skb: dropping it frees the skb as a
+//! drop (`kfree_skb`, seen by the `skb:kfree_skb` tracepoint and drop
+//! monitors), [`Skb::consume`] as delivered (`consume_skb`).
+//!
+//! Everything here is `#[inline]`: the `rdma` module is also built into
+//! `rdma_ucm`, which does not link the glue it calls.
+
+use super::bindings;
+use core::ptr::NonNull;
+use kernel::prelude::*;
+
+/// An owned reference to a socket buffer.
+///
+/// # Invariants
+///
+/// The pointer is a valid skb of which this value owns one reference.
+pub struct Skb(NonNull<bindings::sk_buff>);
+
+// SAFETY: an skb reference may be freed or used from any context.
+unsafe impl Send for Skb {}
+
+impl Skb {
+    /// Takes ownership of `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be a valid skb whose reference the caller gives away.
+    #[inline]
+    pub unsafe fn from_raw(ptr: NonNull<bindings::sk_buff>) -> Self {
+        // INVARIANT: the caller's promise.
+        Self(ptr)
+    }
+
+    /// The raw skb, still owned by `self`.
+    #[inline]
+    pub fn as_raw(&self) -> *mut bindings::sk_buff {
+        self.0.as_ptr()
+    }
+
+    /// Gives the reference away, for C that takes ownership.
+    #[inline]
+    pub fn into_raw(self) -> *mut bindings::sk_buff {
+        let ptr = self.0.as_ptr();
+        core::mem::forget(self);
+        ptr
+    }
+
+    /// Frees the skb as delivered, not dropped (`consume_skb`).
+    #[inline]
+    pub fn consume(self) {
+        // SAFETY: the reference is owned (type invariant) and given up here.
+        unsafe { bindings::rrxe_consume_skb(self.into_raw()) };
+    }
+
+    /// The length of the data (linear part and fragments).
+    #[inline]
+    pub fn len(&self) -> u32 {
+        // SAFETY: the skb is valid (type invariant).
+        unsafe { bindings::rrxe_skb_len(self.as_raw()) }
+    }
+
+    /// Whether there is no data.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The data of the linear part (all of it after [`Skb::linearize`]).
+    #[inline]
+    pub fn data(&self) -> &[u8] {
+        // SAFETY: the skb is valid; its linear part is `headlen` readable
+        // bytes from `data`, unchanged while `self` is borrowed (only `&mut
+        // self` methods move or reallocate them).
+        unsafe {
+            let len = bindings::rrxe_skb_headlen(self.as_raw()) as usize;
+            let data = bindings::rrxe_skb_data(self.as_raw());
+            if data.is_null() || len == 0 {
+                return &[];
+            }
+            core::slice::from_raw_parts(data, len)
+        }
+    }
+
+    /// Makes all the data linear (`skb_linearize`); `ENOMEM` if it cannot.
+    #[inline]
+    pub fn linearize(&mut self) -> Result {
+        // SAFETY: the skb is valid and owned.
+        kernel::error::to_result(unsafe { bindings::rrxe_skb_linearize(self.as_raw()) })
+    }
+
+    /// Removes `n` bytes from the start of the linear data (`skb_pull`);
+    /// `EINVAL` if the linear part is shorter.
+    #[inline]
+    pub fn pull(&mut self, n: u32) -> Result {
+        // SAFETY: the skb is valid.
+        if n > unsafe { bindings::rrxe_skb_headlen(self.as_raw()) } {
+            return Err(EINVAL);
+        }
+        // SAFETY: the skb is valid and owned; `n` bytes are linear.
+        unsafe { bindings::rrxe_skb_pull(self.as_raw(), n) };
+        Ok(())
+    }
+}
+
+impl Drop for Skb {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: the reference is owned (type invariant) and given up here.
+        unsafe { bindings::rrxe_kfree_skb(self.as_raw()) };
+    }
+}

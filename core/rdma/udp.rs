@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! RoCE v2's UDP encapsulation over the kernel's UDP tunnel API
+//! (`include/net/udp_tunnel.h`).
+//!
+//! Receive: a [`UdpTunnel<H>`] is a kernel UDP socket bound to a port of a
+//! namespace whose `encap_rcv` hook hands every datagram, as a
+//! [`Datagram`], to [`EncapRecv::recv`] (in softirq context). Dropping it
+//! releases the socket.
+//!
+//! Transmit: [`TxSkb::alloc`] an skb with room for the headers, write the
+//! payload, find a [`Route`], then [`xmit`] (`udp_tunnel_xmit_skb` /
+//! `udp_tunnel6_xmit_skb`) pushes the UDP and IP headers and sends it. An
+//! skb may be charged to an owner ([`TxSkb::set_owner`] with a
+//! [`TxSocket`]), told when the skb is freed, as the C rxe counts the skbs
+//! in flight per QP.
+//!
+//! Everything here is generic or `#[inline]`: the `rdma` module is also
+//! built into `rdma_ucm`, which does not link the glue it calls.
+
+use super::{
+    bindings,
+    netdev::NetDevice,
+    netns::Net,
+    skb::Skb, //
+};
+use core::{
+    marker::PhantomData,
+    ptr::NonNull, //
+};
+use kernel::{
+    ffi,
+    prelude::*,
+    sync::{
+        Arc,
+        ArcBorrow, //
+    },
+};
+
+/// `ETH_P_IP`.
+const ETH_P_IP: u16 = 0x0800;
+/// `ETH_P_IPV6`.
+const ETH_P_IPV6: u16 = 0x86dd;
+/// Ethernet, UDP, IPv4 and IPv6 header sizes (`rxe_init_packet`'s room).
+const ETH_HLEN: u32 = 14;
+const UDP_HLEN: u32 = 8;
+const IPV4_HLEN: u32 = 20;
+const IPV6_HLEN: u32 = 40;
+
+/// An IP address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IpAddr {
+    /// IPv4, in network byte order.
+    V4([u8; 4]),
+    /// IPv6.
+    V6([u8; 16]),
+}
+
+impl IpAddr {
+    /// The IP and UDP header bytes a datagram to this address carries before
+    /// its payload.
+    pub fn ip_udp_hlen(&self) -> u32 {
+        match self {
+            Self::V4(_) => IPV4_HLEN + UDP_HLEN,
+            Self::V6(_) => IPV6_HLEN + UDP_HLEN,
+        }
+    }
+}
+
+/// A received UDP datagram: its skb, with the data at the UDP payload.
+pub struct Datagram {
+    /// The skb; its data starts at the UDP payload.
+    pub skb: Skb,
+    /// The UDP payload length (the UDP length less its header).
+    pub paylen: u32,
+    /// Source address of the IP header.
+    pub saddr: IpAddr,
+    /// Destination address of the IP header.
+    pub daddr: IpAddr,
+}
+
+impl Datagram {
+    /// Takes a datagram as the UDP layer hands it to `encap_rcv`: data at
+    /// the UDP header, linear or not. Linearises it and pulls the UDP
+    /// header; `None` (the skb dropped) if that cannot be done.
+    ///
+    /// # Safety
+    ///
+    /// `skb` must be a received IPv4 or IPv6 UDP datagram (network and
+    /// transport headers set, data at the UDP header).
+    #[inline]
+    unsafe fn from_encap(mut skb: Skb) -> Option<Self> {
+        skb.linearize().ok()?;
+        let raw = skb.as_raw();
+        // SAFETY: a received UDP datagram (caller), now linear.
+        let (proto, ulen) = unsafe {
+            (
+                u16::from_be(bindings::rrxe_skb_protocol(raw)),
+                bindings::rrxe_skb_udp_len(raw),
+            )
+        };
+        let (saddr, daddr) = match proto {
+            // SAFETY: an IPv4 datagram has its IP header at the network header.
+            ETH_P_IP => unsafe {
+                (
+                    IpAddr::V4(bindings::rrxe_skb_ipv4_saddr(raw).to_ne_bytes()),
+                    IpAddr::V4(bindings::rrxe_skb_ipv4_daddr(raw).to_ne_bytes()),
+                )
+            },
+            // SAFETY: an IPv6 datagram has its IP header at the network
+            // header; the addresses are 16 readable bytes.
+            ETH_P_IPV6 => unsafe {
+                (
+                    IpAddr::V6((*bindings::rrxe_skb_ipv6_saddr(raw)).in6_u.u6_addr8),
+                    IpAddr::V6((*bindings::rrxe_skb_ipv6_daddr(raw)).in6_u.u6_addr8),
+                )
+            },
+            _ => return None,
+        };
+        // The UDP layer trimmed the skb to the UDP length, which includes
+        // the header; anything shorter than a header was refused before.
+        let paylen = ulen.checked_sub(UDP_HLEN)?;
+        skb.pull(UDP_HLEN).ok()?;
+        Some(Self {
+            skb,
+            paylen,
+            saddr,
+            daddr,
+        })
+    }
+}
+
+/// The receiver of a [`UdpTunnel`]'s datagrams.
+pub trait EncapRecv: 'static {
+    /// A datagram arrived through `ndev` (softirq context, RCU read side).
+    /// Dropping it drops the packet.
+    fn recv(ndev: &NetDevice, dgram: Datagram);
+}
+
+/// A kernel UDP tunnel socket, receiving through `H`.
+///
+/// It must be dropped before its namespace's subsystems exit (keep it in a
+/// [`super::netns::PernetState`], released by its exit): a kernel socket
+/// holds no reference on its namespace.
+///
+/// # Invariants
+///
+/// `sk` is a socket made by `rrxe_udp_tunnel_open` with `encap_rcv::<H>`,
+/// released only by drop.
+pub struct UdpTunnel<H: EncapRecv> {
+    sk: NonNull<bindings::sock>,
+    _h: PhantomData<H>,
+}
+
+// SAFETY: the socket is only released, which may happen from any process
+// context.
+unsafe impl<H: EncapRecv> Send for UdpTunnel<H> {}
+// SAFETY: `&UdpTunnel` exposes nothing.
+unsafe impl<H: EncapRecv> Sync for UdpTunnel<H> {}
+
+impl<H: EncapRecv> UdpTunnel<H> {
+    /// Opens a UDP tunnel socket on `port` (host order) of `net`, IPv6
+    /// (v6only) if `ipv6`. The errno of `udp_sock_create` on failure
+    /// (`EAFNOSUPPORT` for IPv6 without IPv6, `EADDRINUSE` ...).
+    pub fn open(net: &Net, ipv6: bool, port: u16) -> Result<Self> {
+        let mut sk = core::ptr::null_mut();
+        // SAFETY: `net` is valid; the hook is a function of the right type
+        // for as long as the module is loaded, which outlives the socket
+        // (released on drop); `sk` is writable.
+        let ret = unsafe {
+            bindings::rrxe_udp_tunnel_open(
+                net.as_raw(),
+                ipv6,
+                port.to_be(),
+                Some(Self::encap_rcv),
+                &mut sk,
+            )
+        };
+        kernel::error::to_result(ret)?;
+        // INVARIANT: opened with `encap_rcv::<H>`.
+        Ok(Self {
+            sk: NonNull::new(sk).ok_or(ENOMEM)?,
+            _h: PhantomData,
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the UDP layer with a tunnel socket of this type and a
+    /// received datagram it gives away.
+    unsafe extern "C" fn encap_rcv(
+        _sk: *mut bindings::sock,
+        skb: *mut bindings::sk_buff,
+    ) -> ffi::c_int {
+        let Some(skb) = NonNull::new(skb) else {
+            return 0;
+        };
+        // SAFETY: the skb is given to us (0 is returned: consumed).
+        let skb = unsafe { Skb::from_raw(skb) };
+        // SAFETY: the skb is valid; a received skb has its device, valid in
+        // the receive softirq (RCU read side) this runs in.
+        let ndev = unsafe { bindings::rrxe_skb_dev(skb.as_raw()) };
+        if ndev.is_null() {
+            return 0;
+        }
+        // SAFETY: as above, for the duration of the call.
+        let ndev = unsafe { NetDevice::from_raw(ndev) };
+        // SAFETY: the UDP layer hands `encap_rcv` received UDP datagrams.
+        if let Some(dgram) = unsafe { Datagram::from_encap(skb) } {
+            H::recv(ndev, dgram);
+        }
+        0
+    }
+}
+
+impl<H: EncapRecv> Drop for UdpTunnel<H> {
+    fn drop(&mut self) {
+        // SAFETY: the socket is ours (type invariant) and released once.
+        unsafe { bindings::rrxe_udp_tunnel_release(self.sk.as_ptr()) };
+    }
+}
+
+/// A route (`struct dst_entry` reference) for a UDP flow.
+///
+/// # Invariants
+///
+/// `dst` is a held route of the family of `v6`.
+pub struct Route {
+    dst: NonNull<bindings::dst_entry>,
+    v6: bool,
+}
+
+// SAFETY: a route reference may be released from any context.
+unsafe impl Send for Route {}
+
+impl Route {
+    /// The route of a UDP flow from `src` to `dst` out of `ndev`
+    /// (`ip_route_output_key` / `ip6_dst_lookup_flow` in `ndev`'s
+    /// namespace). `EHOSTUNREACH` if there is none, as the C rxe; `EINVAL`
+    /// for addresses of two families.
+    #[inline]
+    pub fn output(ndev: &NetDevice, src: &IpAddr, dst: &IpAddr) -> Result<Self> {
+        let net = ndev.net().as_raw();
+        let oif = ndev.ifindex();
+        let (ptr, v6) = match (src, dst) {
+            // SAFETY: the namespace is valid (held netdev); the addresses
+            // are read during the call.
+            (IpAddr::V4(s), IpAddr::V4(d)) => unsafe {
+                (
+                    bindings::rrxe_route4(net, oif, u32::from_ne_bytes(*s), u32::from_ne_bytes(*d)),
+                    false,
+                )
+            },
+            // SAFETY: as above; `in6_addr` is 16 bytes of any value.
+            (IpAddr::V6(s), IpAddr::V6(d)) => unsafe {
+                (
+                    bindings::rrxe_route6(net, oif, s.as_ptr().cast(), d.as_ptr().cast()),
+                    true,
+                )
+            },
+            _ => return Err(EINVAL),
+        };
+        let dst = kernel::error::from_err_ptr(ptr).map_err(|_| EHOSTUNREACH)?;
+        // INVARIANT: a held route of that family.
+        Ok(Self {
+            dst: NonNull::new(dst).ok_or(EHOSTUNREACH)?,
+            v6,
+        })
+    }
+
+    #[inline]
+    fn into_raw(self) -> *mut bindings::dst_entry {
+        let ptr = self.dst.as_ptr();
+        core::mem::forget(self);
+        ptr
+    }
+}
+
+impl Drop for Route {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: the reference is held (type invariant) and put here.
+        unsafe { bindings::rrxe_dst_release(self.dst.as_ptr()) };
+    }
+}
+
+/// An skb being built for transmission: headroom for the Ethernet, IP and
+/// UDP headers, then the payload.
+///
+/// # Invariants
+///
+/// The skb is not shared (freshly allocated) and has no owner or a
+/// [`TxSocket`] owner set by [`TxSkb::set_owner`].
+pub struct TxSkb {
+    skb: Skb,
+    v6: bool,
+    owned: bool,
+}
+
+impl TxSkb {
+    /// An skb for `paylen` bytes of payload to an address of the family of
+    /// `dst`, with the headroom `ndev` needs (`rxe_init_packet`). `ENOMEM`
+    /// if it cannot be allocated (atomic allocation).
+    #[inline]
+    pub fn alloc(ndev: &NetDevice, dst: &IpAddr, paylen: u32) -> Result<Self> {
+        let v6 = matches!(dst, IpAddr::V6(_));
+        let hlen = ETH_HLEN + dst.ip_udp_hlen();
+        // SAFETY: the netdev is valid (held by the caller).
+        let skb = unsafe { bindings::rrxe_alloc_tx_skb(ndev.as_raw(), hlen, paylen, v6) };
+        // SAFETY: a new skb, ours.
+        let skb = unsafe { Skb::from_raw(NonNull::new(skb).ok_or(ENOMEM)?) };
+        // INVARIANT: freshly allocated, no owner.
+        Ok(Self {
+            skb,
+            v6,
+            owned: false,
+        })
+    }
+
+    /// The payload, to be written.
+    #[inline]
+    pub fn payload_mut(&mut self) -> &mut [u8] {
+        let data = self.skb.data();
+        let (ptr, len) = (data.as_ptr().cast_mut(), data.len());
+        if len == 0 {
+            return &mut [];
+        }
+        // SAFETY: the linear data of an unshared skb (type invariant) that
+        // `&mut self` borrows exclusively.
+        unsafe { core::slice::from_raw_parts_mut(ptr, len) }
+    }
+
+    /// The payload length.
+    #[inline]
+    pub fn len(&self) -> u32 {
+        self.skb.len()
+    }
+
+    /// Whether the payload is empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.skb.is_empty()
+    }
+
+    /// Charges the skb to `sock`'s owner: [`TxOwner::skb_queued`] now,
+    /// [`TxOwner::skb_done`] when the skb is freed, wherever that is (sent,
+    /// dropped on the way, looped back). `EBUSY` if it has an owner already.
+    pub fn set_owner<O: TxOwner>(&mut self, sock: &TxSocket<O>) -> Result {
+        if self.owned {
+            return Err(EBUSY);
+        }
+        let sk = sock.sk();
+        // SAFETY: `sk_user_data` of a `TxSocket<O>` is its `Arc<O>`, alive
+        // while `sock` is (type invariant of `TxSocket`).
+        let owner: Arc<O> = unsafe {
+            ArcBorrow::from_raw(bindings::rrxe_sk_user_data(sk).cast::<O>().cast_const())
+        }
+        .into();
+        owner.skb_queued();
+        // The skb keeps a strong count of the owner (at the very address in
+        // `sk_user_data`) and a reference on the socket; the destructor
+        // gives both back.
+        let _ = owner.into_raw();
+        // SAFETY: `sk` is a live socket; the skb is ours and unowned (type
+        // invariant), so nothing else has set its socket or destructor.
+        unsafe {
+            bindings::rrxe_sock_hold(sk);
+            bindings::rrxe_skb_set_owner(self.skb.as_raw(), sk, Some(TxSocket::<O>::skb_dtor));
+        }
+        // INVARIANT: owned by a `TxSocket<O>`.
+        self.owned = true;
+        Ok(())
+    }
+
+    /// The skb as received data, for a packet looped back to this host's
+    /// receive path without the wire (`rxe_loopback`).
+    #[inline]
+    pub fn into_skb(self) -> Skb {
+        self.skb
+    }
+}
+
+/// Sends `skb` from `src` to `dst`, UDP source port `sport`, destination
+/// port `dport` (host order), over `route`: `udp_tunnel_xmit_skb` (IPv4, DF
+/// set, `tos`, `ttl`) or `udp_tunnel6_xmit_skb` (IPv6, traffic class `tos`,
+/// hop limit `ttl`, flow label 0), no UDP checksum (RoCE v2 has its ICRC),
+/// as the C rxe's headers. Both consume the skb and the route and report
+/// nothing: an IP-layer drop is not seen here. `EINVAL` (and the skb
+/// dropped) if the families of the addresses, route and skb differ.
+#[inline]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the fields of the IP and UDP headers"
+)]
+pub fn xmit(
+    skb: TxSkb,
+    route: Route,
+    src: &IpAddr,
+    dst: &IpAddr,
+    sport: u16,
+    dport: u16,
+    tos: u8,
+    ttl: u8,
+) -> Result {
+    let (sport, dport) = (sport.to_be(), dport.to_be());
+    match (src, dst, route.v6, skb.v6) {
+        (IpAddr::V4(s), IpAddr::V4(d), false, false) => {
+            // SAFETY: the route and the skb are given away; the skb's socket
+            // and destructor, if any, are a `TxSocket`'s (no tunnel device:
+            // `skb->dev` is NULL, so no tunnel statistics are updated).
+            unsafe {
+                bindings::rrxe_udp_tunnel_xmit4(
+                    route.into_raw(),
+                    core::ptr::null_mut(),
+                    skb.into_skb().into_raw(),
+                    u32::from_ne_bytes(*s),
+                    u32::from_ne_bytes(*d),
+                    tos,
+                    ttl,
+                    sport,
+                    dport,
+                )
+            };
+            Ok(())
+        }
+        (IpAddr::V6(s), IpAddr::V6(d), true, true) => {
+            // SAFETY: as above; the addresses are read during the call.
+            unsafe {
+                bindings::rrxe_udp_tunnel_xmit6(
+                    route.into_raw(),
+                    core::ptr::null_mut(),
+                    skb.into_skb().into_raw(),
+                    s.as_ptr().cast(),
+                    d.as_ptr().cast(),
+                    tos,
+                    ttl,
+                    0,
+                    sport,
+                    dport,
+                )
+            };
+            Ok(())
+        }
+        _ => Err(EINVAL),
+    }
+}
+
+/// The owner of transmitted skbs (a QP): told of each skb charged to it and
+/// of its release.
+pub trait TxOwner: Send + Sync + 'static {
+    /// An skb was charged to the owner ([`TxSkb::set_owner`]).
+    fn skb_queued(&self);
+    /// An skb charged to the owner was freed (softirq or process context).
+    fn skb_done(&self);
+}
+
+/// A kernel socket standing for an owner `O` of transmitted skbs, as the C
+/// rxe's per-QP socket: the skbs point to it (`skb->sk`), and its
+/// `sk_user_data` is the owner.
+///
+/// # Invariants
+///
+/// `sock` is a kernel UDP socket (of `init_net`, as the C rxe's) whose
+/// `sk_user_data` holds one strong count of an `Arc<O>` (`into_raw`) until
+/// drop; each skb charged to it holds one more count at the same address
+/// and a reference on its `sock`.
+pub struct TxSocket<O: TxOwner> {
+    sock: NonNull<bindings::socket>,
+    _o: PhantomData<Arc<O>>,
+}
+
+// SAFETY: the socket is only released, from process context; the owner is
+// `Send + Sync`.
+unsafe impl<O: TxOwner> Send for TxSocket<O> {}
+// SAFETY: `&TxSocket` only hands its `sock` to skbs.
+unsafe impl<O: TxOwner> Sync for TxSocket<O> {}
+
+impl<O: TxOwner> TxSocket<O> {
+    /// A socket for `owner` (process context).
+    pub fn new(owner: Arc<O>) -> Result<Self> {
+        let mut sock = core::ptr::null_mut();
+        // SAFETY: `sock` is writable.
+        kernel::error::to_result(unsafe { bindings::rrxe_sock_create_kern_udp(&mut sock) })?;
+        let sock = NonNull::new(sock).ok_or(ENOMEM)?;
+        // SAFETY: a new socket with its `sk`; nothing else uses its user data.
+        // INVARIANT: `sk_user_data` holds the count of `owner`.
+        unsafe {
+            let sk = bindings::rrxe_socket_sk(sock.as_ptr());
+            bindings::rrxe_sk_set_user_data(sk, owner.into_raw().cast_mut().cast());
+        }
+        Ok(Self {
+            sock,
+            _o: PhantomData,
+        })
+    }
+
+    fn sk(&self) -> *mut bindings::sock {
+        // SAFETY: the socket is valid until drop (type invariant).
+        unsafe { bindings::rrxe_socket_sk(self.sock.as_ptr()) }
+    }
+
+    /// # Safety
+    ///
+    /// Called as the destructor of an skb charged by [`TxSkb::set_owner`].
+    unsafe extern "C" fn skb_dtor(skb: *mut bindings::sk_buff) {
+        // SAFETY: the skb is charged to a `TxSocket<O>` (see the function's
+        // safety section): its socket is held for it, and that socket's user
+        // data is an `Arc<O>` of which the skb holds a count.
+        unsafe {
+            let sk = bindings::rrxe_skb_sk(skb);
+            let owner =
+                Arc::<O>::from_raw(bindings::rrxe_sk_user_data(sk).cast::<O>().cast_const());
+            owner.skb_done();
+            drop(owner);
+            bindings::rrxe_sock_put(sk);
+        }
+    }
+}
+
+impl<O: TxOwner> Drop for TxSocket<O> {
+    fn drop(&mut self) {
+        // SAFETY: the socket is ours (type invariant). Its `sk` lives on while
+        // skbs hold it, its user data unchanged: each holds its own count.
+        unsafe {
+            let sk = bindings::rrxe_socket_sk(self.sock.as_ptr());
+            let owner = bindings::rrxe_sk_user_data(sk).cast::<O>().cast_const();
+            bindings::sock_release(self.sock.as_ptr());
+            drop(Arc::<O>::from_raw(owner));
+        }
+    }
+}

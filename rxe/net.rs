@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Network I/O: the RoCE v2 UDP sockets of each network namespace, the
+//! receive hook, and packet transmission (the C driver's `rxe_net.c` and
+//! `rxe_ns.c`).
+//!
+//! Each namespace with an rxe device has a UDP tunnel socket on port 4791
+//! for IPv4 and, if the kernel has IPv6, one for IPv6. They are opened when
+//! the first device of the namespace is created and released with the last
+//! one, or when the namespace exits. A device takes its namespace's sockets
+//! with [`NetUse::take`] and puts them once: when its netdev is unregistered
+//! (or leaves the namespace), or when the device is freed.
+
+use crate::device::Rxe;
+use crate::params;
+use crate::rdma::{
+    ib_device::Device,
+    netdev::NetDevice,
+    netns::{
+        Pernet,
+        PernetState, //
+    },
+    udp::{
+        self,
+        Datagram,
+        EncapRecv,
+        IpAddr,
+        Route,
+        TxOwner,
+        TxSkb,
+        TxSocket,
+        UdpTunnel, //
+    },
+};
+use crate::recv::{
+    self,
+    Packet, //
+};
+use crate::roce;
+use core::sync::atomic::{
+    AtomicBool,
+    Ordering, //
+};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::{
+        Arc,
+        Mutex, //
+    },
+};
+
+/// The driver's per-namespace sockets.
+pub(crate) static NETNS: Pernet<NsSockets> = Pernet::new();
+
+/// The sockets of one namespace and the devices using them.
+#[pin_data]
+pub(crate) struct NsSockets {
+    #[pin]
+    inner: Mutex<NsInner>,
+}
+
+struct NsInner {
+    /// Devices of the namespace holding the sockets.
+    users: u32,
+    v4: Option<UdpTunnel<RxeRecv>>,
+    v6: Option<UdpTunnel<RxeRecv>>,
+    /// The namespace exited: no socket any more, whatever `users` says.
+    exited: bool,
+}
+
+impl NsSockets {
+    fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            inner <- new_mutex!(NsInner {
+                users: 0,
+                v4: None,
+                v6: None,
+                exited: false,
+            }),
+        })
+    }
+}
+
+impl PernetState for NsSockets {
+    fn pernet() -> &'static Pernet<Self> {
+        &NETNS
+    }
+
+    fn exit(&self) {
+        let mut inner = self.inner.lock();
+        inner.exited = true;
+        inner.v4 = None;
+        inner.v6 = None;
+    }
+}
+
+/// A device's use of its namespace's sockets, put once.
+pub(crate) struct NetUse {
+    ns: Arc<NsSockets>,
+    held: AtomicBool,
+}
+
+impl NetUse {
+    /// Takes the sockets of `ndev`'s namespace, opening them if it has none
+    /// (`rxe_net_init`). As the C driver: no IPv4 socket fails the device;
+    /// no IPv6 socket only if the kernel has no IPv6 (`EAFNOSUPPORT`, with a
+    /// warning), any other IPv6 failure fails the device; both with the C
+    /// driver's errno (-1, `EPERM`).
+    pub(crate) fn take(ndev: &NetDevice) -> Result<Self> {
+        let ns = NETNS.get_or_create(ndev, || Arc::pin_init(NsSockets::new(), GFP_KERNEL))?;
+        {
+            let mut inner = ns.inner.lock();
+            if inner.exited {
+                return Err(ENODEV);
+            }
+            if inner.users == 0 {
+                let net = ndev.net();
+                let v4 = UdpTunnel::open(net, false, roce::UDP_DPORT).map_err(|_| {
+                    pr_err!("Failed to create IPv4 UDP tunnel\n");
+                    EPERM
+                })?;
+                let v6 = match UdpTunnel::open(net, true, roce::UDP_DPORT) {
+                    Ok(s) => Some(s),
+                    Err(e) if e == EAFNOSUPPORT => {
+                        pr_warn!("IPv6 is not supported, can not create a UDPv6 socket\n");
+                        None
+                    }
+                    Err(_) => {
+                        pr_err!("Failed to create IPv6 UDP tunnel\n");
+                        return Err(EPERM);
+                    }
+                };
+                inner.v4 = Some(v4);
+                inner.v6 = v6;
+            }
+            inner.users += 1;
+        }
+        Ok(Self {
+            ns,
+            held: AtomicBool::new(true),
+        })
+    }
+
+    /// Puts the sockets (`rxe_net_del`): the last device of the namespace
+    /// releases them. Only the first call puts.
+    pub(crate) fn put(&self) {
+        if !self.held.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        let mut inner = self.ns.inner.lock();
+        if inner.exited {
+            return;
+        }
+        inner.users = inner.users.saturating_sub(1);
+        if inner.users == 0 {
+            inner.v4 = None;
+            inner.v6 = None;
+        }
+    }
+}
+
+impl Drop for NetUse {
+    fn drop(&mut self) {
+        self.put();
+    }
+}
+
+/// The receiver of the sockets' datagrams (`rxe_udp_encap_recv`).
+pub(crate) struct RxeRecv;
+
+impl EncapRecv for RxeRecv {
+    fn recv(ndev: &NetDevice, dgram: Datagram) {
+        // The device of the netdev, or of the real device under a VLAN; a
+        // datagram for no rxe device is dropped (with `dgram`).
+        let Some(dev) = Device::<Rxe>::get_by_netdev(ndev)
+            .or_else(|| ndev.vlan_real_dev().and_then(Device::<Rxe>::get_by_netdev))
+        else {
+            return;
+        };
+        recv::rcv(
+            &dev,
+            ndev,
+            Packet {
+                skb: dgram.skb,
+                paylen: dgram.paylen,
+                saddr: dgram.saddr,
+                daddr: dgram.daddr,
+                loopback: false,
+            },
+        );
+    }
+}
+
+/// Where a packet goes: the parts of an address vector the network needs.
+#[expect(dead_code, reason = "for the requester and responder (issue #4)")]
+pub(crate) struct Dest {
+    /// Source address: the address of the GID at the AV's SGID index.
+    pub(crate) src: IpAddr,
+    /// Destination address (the AV's DGID).
+    pub(crate) dst: IpAddr,
+    /// Destination MAC: the device's own means loopback.
+    pub(crate) dmac: [u8; 6],
+    /// Traffic class (IPv4 TOS).
+    pub(crate) tclass: u8,
+    /// Hop limit (IPv4 TTL).
+    pub(crate) hop_limit: u8,
+}
+
+/// Sends one RoCE v2 packet of `paylen` bytes from `dev` to `dest`, UDP
+/// source port `sport` (`roce::udp_sport_of_qpn` / `udp_sport_of_flow`):
+/// `build` writes the payload (BTH onwards, ICRC included), the skb is
+/// charged to `owner` if any, then the packet is routed and sent from port
+/// 1's netdev, or looped back to this device's receive path when `dest`'s
+/// MAC is the netdev's own (`rxe_loopback`). Counts `sent_pkts` and
+/// `sent_bytes` (IP and UDP headers included, as the C driver).
+///
+/// Errors: `ENODEV` without a netdev, `ENOMEM` without an skb,
+/// `EHOSTUNREACH` without a route, `build`'s; nothing is counted then.
+#[expect(dead_code, reason = "for the requester and responder (issue #4)")]
+pub(crate) fn xmit<O: TxOwner>(
+    dev: &Device<Rxe>,
+    dest: &Dest,
+    sport: u16,
+    paylen: u32,
+    owner: Option<&TxSocket<O>>,
+    build: impl FnOnce(&mut [u8]) -> Result,
+) -> Result {
+    let ndev = dev.netdev(1).ok_or(ENODEV)?;
+    let mut skb = TxSkb::alloc(&ndev, &dest.dst, paylen)?;
+    build(skb.payload_mut())?;
+    if let Some(owner) = owner {
+        skb.set_owner(owner)?;
+    }
+    let rxe = dev.data();
+    let bytes = u64::from(paylen + dest.dst.ip_udp_hlen());
+    if ndev.mac() == Some(dest.dmac) {
+        rxe.count(params::CNT_SENT_PKTS);
+        rxe.count_add(params::CNT_SENT_BYTES, bytes);
+        let pkt = Packet {
+            skb: skb.into_skb(),
+            paylen,
+            saddr: dest.src,
+            daddr: dest.dst,
+            loopback: true,
+        };
+        recv::rcv(dev, &ndev, pkt);
+        return Ok(());
+    }
+    let route = Route::output(&ndev, &dest.src, &dest.dst)?;
+    match udp::xmit(
+        skb,
+        route,
+        &dest.src,
+        &dest.dst,
+        sport,
+        roce::UDP_DPORT,
+        dest.tclass,
+        dest.hop_limit,
+    ) {
+        Ok(()) => {
+            rxe.count(params::CNT_SENT_PKTS);
+            rxe.count_add(params::CNT_SENT_BYTES, bytes);
+            Ok(())
+        }
+        Err(e) => {
+            rxe.count(params::CNT_SEND_ERR);
+            Err(e)
+        }
+    }
+}
