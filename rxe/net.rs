@@ -36,7 +36,7 @@ use crate::recv::{
     self,
     Packet, //
 };
-use crate::roce;
+use crate::wire::ROCE_V2_UDP_DPORT;
 use core::sync::atomic::{
     AtomicBool,
     Ordering, //
@@ -116,11 +116,11 @@ impl NetUse {
             }
             if inner.users == 0 {
                 let net = ndev.net();
-                let v4 = UdpTunnel::open(net, false, roce::UDP_DPORT).map_err(|_| {
+                let v4 = UdpTunnel::open(net, false, ROCE_V2_UDP_DPORT).map_err(|_| {
                     pr_err!("Failed to create IPv4 UDP tunnel\n");
                     EPERM
                 })?;
-                let v6 = match UdpTunnel::open(net, true, roce::UDP_DPORT) {
+                let v6 = match UdpTunnel::open(net, true, ROCE_V2_UDP_DPORT) {
                     Ok(s) => Some(s),
                     Err(e) if e == EAFNOSUPPORT => {
                         pr_warn!("IPv6 is not supported, can not create a UDPv6 socket\n");
@@ -208,7 +208,7 @@ pub(crate) struct Dest {
 }
 
 /// Sends one RoCE v2 packet of `paylen` bytes from `dev` to `dest`, UDP
-/// source port `sport` (`roce::udp_sport_of_qpn` / `udp_sport_of_flow`):
+/// source port `sport` (`crate::roce::udp_sport_of_qpn`, `udp_sport_of_flow`):
 /// `build` writes the payload (BTH onwards, ICRC included), the skb is
 /// charged to `owner` if any, then the packet is routed and sent from port
 /// 1's netdev, or looped back to this device's receive path when `dest`'s
@@ -254,7 +254,7 @@ pub(crate) fn xmit<O: TxOwner>(
         &dest.src,
         &dest.dst,
         sport,
-        roce::UDP_DPORT,
+        ROCE_V2_UDP_DPORT,
         dest.tclass,
         dest.hop_limit,
     ) {

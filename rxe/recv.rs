@@ -17,9 +17,16 @@ use crate::rdma::{
     skb::Skb,
     udp::IpAddr, //
 };
-use crate::roce::{
-    self,
-    EarlyDrop, //
+use crate::roce;
+use crate::wire::{
+    bth::{
+        BTH_LEN,
+        MULTICAST_QPN, //
+    },
+    packet::{
+        self,
+        ParseError, //
+    },
 };
 
 /// A received RoCE v2 packet.
@@ -41,13 +48,17 @@ pub(crate) struct Packet {
 /// Why a packet is not delivered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Drop {
-    /// One of the checks without a QP.
-    Early(EarlyDrop),
+    /// Shorter than a BTH.
+    NoBth,
     /// The destination address is none of the port's RoCE v2 GIDs.
     NotOurGid,
-    /// No QP has the destination QPN (none exists yet).
-    NoQp,
-    /// No multicast group has the destination GID (none exists yet).
+    /// The header checks of the codec (opcode, length, version, QPN 0).
+    Malformed(ParseError),
+    /// No QP has the destination QPN (the QP lookup and checks, the ICRC
+    /// and the delivery come with the transport).
+    NoQp(u32),
+    /// No multicast group has the destination GID (the ICRC and the group
+    /// lookup come with the transport).
     NoMcastGroup,
 }
 
@@ -58,25 +69,19 @@ pub(crate) fn rcv(dev: &Device<Rxe>, ndev: &NetDevice, pkt: Packet) {
     let _reason = check(dev, ndev, &pkt);
 }
 
+/// The checks of `rxe_rcv`, in its order, up to the QP lookup.
 fn check(dev: &Device<Rxe>, ndev: &NetDevice, pkt: &Packet) -> Drop {
-    let payload = pkt.skb.data();
-    if let Err(e) = roce::check_len(payload) {
-        return Drop::Early(e);
+    let bytes = pkt.skb.data();
+    if bytes.len() < BTH_LEN {
+        return Drop::NoBth;
     }
     if !pkt.loopback && !dgid_is_ours(dev, ndev, &pkt.daddr) {
         return Drop::NotOurGid;
     }
-    // The opcode and header length checks come here, with the header codec
-    // (rxe/wire, issue #4).
-    let bth = match roce::check_bth(payload) {
-        Ok(bth) => bth,
-        Err(e) => return Drop::Early(e),
-    };
-    if bth.qpn == roce::MULTICAST_QPN {
-        // RoCE packets always have a GRH; the ICRC, then the group lookup.
-        Drop::NoMcastGroup
-    } else {
-        Drop::NoQp
+    match packet::Packet::parse(bytes) {
+        Err(e) => Drop::Malformed(e),
+        Ok(p) if p.qpn() == MULTICAST_QPN => Drop::NoMcastGroup,
+        Ok(p) => Drop::NoQp(p.qpn()),
     }
 }
 

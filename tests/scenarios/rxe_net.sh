@@ -1,10 +1,10 @@
 # The rxe network I/O without a transport (issue #4 item 1):
 # - with rxe0 on eth0 there is a UDP socket on port 4791, IPv4 and IPv6;
-# - guest b sends guest a UDP datagrams to port 4791: malformed ones (empty,
+# - each guest sends the other UDP datagrams to port 4791: malformed ones (empty,
 #   shorter than a BTH, bad version, QPN 0, reserved opcode) and well-formed
 #   BTHs to QPNs that do not exist, plus one to the limited broadcast address
-#   (not a GID of rxe0) and, if guest a has one, one to its IPv6 link-local address;
-#   guest a sees each reach the socket (Udp InDatagrams, no NoPorts) and be
+#   (not a GID of rxe0; the sender gets it too) and, if reachable, one to
+#   the peer's IPv6 link-local address; the receiver sees each reach the socket (Udp InDatagrams, no NoPorts) and be
 #   dropped by rdma_rxe (one skb:kfree_skb event located in rdma_rxe per
 #   datagram), with no port counter changed (the C driver counts no drop);
 # - the socket goes with the last device of its namespace and comes back
@@ -62,47 +62,24 @@ has_socket udp6 || fail "no IPv6 socket on port 4791 with rxe0"
 ss -ulnH 'sport = :4791'
 
 # --- received datagrams: dropped, counted as the C driver counts them -------
-if [ "$ROLE" = a ]; then
-	T=/sys/kernel/tracing
-	[ -e $T/events ] || mount -t tracefs tracefs $T
-	echo 0 >$T/tracing_on
-	echo >$T/trace
-	echo 1 >$T/events/skb/kfree_skb/enable
-	echo 1 >$T/tracing_on
-	before=$(counters rxe0)
-	in0=$(udp_stat InDatagrams) noports0=$(udp_stat NoPorts)
-	notify armed
-	await sent 120
-	sleep 2
-	echo 0 >$T/tracing_on
-	echo 0 >$T/events/skb/kfree_skb/enable
-	sent=$(cat "$SYNC/$SCENARIO.count")
-	in=$(($(udp_stat InDatagrams) - in0)) noports=$(($(udp_stat NoPorts) - noports0))
-	drops=$(grep -c 'kfree_skb:.*\[rdma_rxe\]' $T/trace || true)
-	grep 'kfree_skb:.*\[rdma_rxe\]' $T/trace | sed 's/.*location=//' | sort | uniq -c
-	after=$(counters rxe0)
-	echo "datagrams sent by b: $sent; Udp InDatagrams +$in, NoPorts +$noports; dropped in rdma_rxe: $drops"
-	rdma statistic show link rxe0/1
-	[ "$in" -ge "$sent" ] || fail "only $in of $sent datagrams reached a UDP socket"
-	[ "$noports" = 0 ] || fail "$noports datagrams found no socket"
-	[ "$drops" = "$sent" ] || fail "$drops drops in rdma_rxe for $sent datagrams"
-	if [ "$before" != "$after" ]; then
-		diff <(echo "$before") <(echo "$after") || true
-		fail "port counters changed"
-	fi
-else
-	await armed 120
-	dst6=
-	peer_ll=$(printf 'fe80::5054:ff:fe00:201')
-	# Guest a's link-local address (from its MAC), if duplicate address
-	# detection is done on both sides.
-	for i in $(seq 50); do
-		ip -6 addr show dev eth0 scope link | grep -q 'inet6' &&
-			! ip -6 addr show dev eth0 | grep -q tentative && break
-		sleep 0.2
-	done
-	ping -6 -c1 -W2 "$peer_ll%eth0" >/dev/null 2>&1 && dst6="$peer_ll%eth0"
-	python3 - "$PEERIP" "$dst6" >"$SYNC/$SCENARIO.count" <<'EOF'
+# Each guest sends the other the same datagrams and checks what it received.
+T=/sys/kernel/tracing
+[ -e $T/events ] || mount -t tracefs tracefs $T
+echo 0 >$T/tracing_on
+echo >$T/trace
+echo 1 >$T/events/skb/kfree_skb/enable
+echo 1 >$T/tracing_on
+before=$(counters rxe0)
+in0=$(udp_stat InDatagrams) noports0=$(udp_stat NoPorts)
+barrier armed 120
+# The peer's IPv6 link-local address (from its MAC), if reachable.
+[ "$ROLE" = a ] && peer_ll=fe80::5054:ff:fe00:202 || peer_ll=fe80::5054:ff:fe00:201
+dst6=
+for i in $(seq 50); do
+	ping -6 -c1 -W1 "$peer_ll%eth0" >/dev/null 2>&1 && { dst6="$peer_ll%eth0"; break; }
+	sleep 0.2
+done
+python3 - "$PEERIP" "$dst6" >"$SYNC/$SCENARIO.count.$ROLE" <<'EOF'
 import socket, struct, sys
 
 dst, dst6 = sys.argv[1], sys.argv[2]
@@ -143,9 +120,27 @@ if dst6:
                    (addr, PORT, 0, socket.if_nametoindex(scope))) >= 0
 print(n)
 EOF
-	echo "sent $(cat "$SYNC/$SCENARIO.count") datagrams to $PEERIP${dst6:+ and $dst6}"
-	notify sent
+echo "sent $(cat "$SYNC/$SCENARIO.count.$ROLE") datagrams to $PEERIP${dst6:+ and $dst6}"
+barrier sent 120
+sleep 2
+echo 0 >$T/tracing_on
+echo 0 >$T/events/skb/kfree_skb/enable
+# The peer's datagrams, and this guest's own broadcast (looped back).
+sent=$(($(cat "$SYNC/$SCENARIO.count.$OTHER") + 1))
+in=$(($(udp_stat InDatagrams) - in0)) noports=$(($(udp_stat NoPorts) - noports0))
+drops=$(grep -c 'kfree_skb:.*\[rdma_rxe\]' $T/trace || true)
+grep 'kfree_skb:.*\[rdma_rxe\]' $T/trace | sed 's/.*location=//' | sort | uniq -c
+after=$(counters rxe0)
+echo "datagrams received (from $OTHER ($PEERSET), and the own broadcast): $sent; Udp InDatagrams +$in, NoPorts +$noports; dropped in rdma_rxe ($MYSET): $drops"
+rdma statistic show link rxe0/1
+[ "$in" -ge "$sent" ] || fail "only $in of $sent datagrams reached a UDP socket"
+[ "$noports" = 0 ] || fail "$noports datagrams found no socket"
+[ "$drops" = "$sent" ] || fail "$drops drops in rdma_rxe for $sent datagrams"
+if [ "$before" != "$after" ]; then
+	diff <(echo "$before") <(echo "$after") || true
+	fail "port counters changed"
 fi
+barrier checked 120
 
 # --- the socket lives with the devices of its namespace ---------------------
 rdma link delete rxe0
