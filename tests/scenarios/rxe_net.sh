@@ -1,17 +1,19 @@
 # The rxe network I/O without a transport (issue #4 item 1):
 # - with rxe0 on eth0 there is a UDP socket on port 4791, IPv4 and IPv6;
-# - each guest sends the other UDP datagrams to port 4791: malformed ones (empty,
-#   shorter than a BTH, bad version, QPN 0, reserved opcode) and well-formed
-#   BTHs to QPNs that do not exist, plus one to the limited broadcast address
-#   (not a GID of rxe0; the sender gets it too) and, if reachable, one to
-#   the peer's IPv6 link-local address; the receiver sees each reach the socket (Udp InDatagrams, no NoPorts) and be
-#   dropped by rdma_rxe (one skb:kfree_skb event located in rdma_rxe per
-#   datagram), with no port counter changed (the C driver counts no drop);
+# - each guest sends the other UDP datagrams to port 4791: malformed ones
+#   (empty, shorter than a BTH, bad version, QPN 0, reserved opcode),
+#   well-formed BTHs to QPNs that do not exist, one to the limited broadcast
+#   address (none of rxe0's GIDs; the sender gets it too) and, if reachable,
+#   one to the peer's IPv6 link-local address; the receiver sees each reach
+#   the socket (UDP InDatagrams, no NoPorts) and be dropped by rdma_rxe (one
+#   skb:kfree_skb event located in rdma_rxe per datagram), with no port
+#   counter changed (the C driver counts no drop);
 # - the socket goes with the last device of its namespace and comes back
 #   with the next one;
 # - `rdma link add` in another namespace (a veth end moved into it) opens
 #   that namespace's own socket, kept while any of its devices exists;
 #   deleting the namespace removes its device.
+# A mixed pair (c and rust) checks both drivers receive alike.
 # Leaks are kmemleak's (checked at the end of the run).
 # timeout: 300
 set -e
