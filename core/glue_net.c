@@ -16,6 +16,7 @@
 #include <net/route.h>
 #include <net/sock.h>
 #include <net/udp_tunnel.h>
+#include <rdma/ib_verbs.h>
 
 #include "glue_net.h"
 
@@ -124,6 +125,11 @@ int rrxe_skb_linearize(struct sk_buff *skb)
 	return skb_linearize(skb);
 }
 
+struct sk_buff *rrxe_skb_clone_atomic(struct sk_buff *skb)
+{
+	return skb_clone(skb, GFP_ATOMIC);
+}
+
 unsigned int rrxe_skb_len(const struct sk_buff *skb)
 {
 	return skb->len;
@@ -188,6 +194,7 @@ struct sk_buff *rrxe_alloc_tx_skb(struct net_device *ndev, unsigned int hdr_len,
 	if (!skb)
 		return NULL;
 	skb->tstamp = ktime_get();
+	skb->dev = ndev;
 	skb_reserve(skb, room);
 	skb->protocol = ipv6 ? htons(ETH_P_IPV6) : htons(ETH_P_IP);
 	skb_put(skb, paylen);
@@ -234,26 +241,95 @@ void rrxe_dst_release(struct dst_entry *dst)
 	dst_release(dst);
 }
 
-void rrxe_udp_tunnel_xmit4(struct dst_entry *dst, struct sock *sk, struct sk_buff *skb,
-			   __be32 saddr, __be32 daddr, u8 tos, u8 ttl,
-			   __be16 sport, __be16 dport)
+void rrxe_prepare4(struct sk_buff *skb, struct dst_entry *dst, __be32 saddr,
+		   __be32 daddr, u8 tos, u8 ttl, __be16 sport, __be16 dport)
 {
-	udp_tunnel_xmit_skb(dst_rtable(dst), sk, skb, saddr, daddr, tos, ttl,
-			    htons(IP_DF), sport, dport, false, true, 0);
+	struct udphdr *udph;
+	struct iphdr *iph;
+
+	__skb_push(skb, sizeof(*udph));
+	skb_reset_transport_header(skb);
+	udph = udp_hdr(skb);
+	udph->dest = dport;
+	udph->source = sport;
+	udp_set_len_short(udph, skb->len);
+	udph->check = 0;
+
+	skb_scrub_packet(skb, false);
+	skb_clear_hash(skb);
+	skb_dst_set(skb, dst);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+
+	skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph = ip_hdr(skb);
+	iph->version = IPVERSION;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = htons(IP_DF);
+	iph->protocol = IPPROTO_UDP;
+	iph->tos = tos;
+	iph->daddr = daddr;
+	iph->saddr = saddr;
+	iph->ttl = ttl;
+	__ip_select_ident(dev_net(dst->dev), iph, skb_shinfo(skb)->gso_segs ?: 1);
 }
 
-void rrxe_udp_tunnel_xmit6(struct dst_entry *dst, struct sock *sk, struct sk_buff *skb,
-			   const struct in6_addr *saddr, const struct in6_addr *daddr,
-			   u8 prio, u8 ttl, __be32 label, __be16 sport, __be16 dport)
+void rrxe_prepare6(struct sk_buff *skb, struct dst_entry *dst,
+		   const struct in6_addr *saddr, const struct in6_addr *daddr,
+		   u8 prio, u8 ttl, __be16 sport, __be16 dport)
 {
+	struct ipv6hdr *ip6h;
+	struct udphdr *udph;
+
+	__skb_push(skb, sizeof(*udph));
+	skb_reset_transport_header(skb);
+	udph = udp_hdr(skb);
+	udph->dest = dport;
+	udph->source = sport;
+	udp_set_len_short(udph, skb->len);
+	udph->check = 0;
+
+	memset(&(IPCB(skb)->opt), 0, sizeof(IPCB(skb)->opt));
+	IPCB(skb)->flags &= ~(IPSKB_XFRM_TUNNEL_SIZE | IPSKB_XFRM_TRANSFORMED |
+			      IPSKB_REROUTED);
+	skb_dst_set(skb, dst);
+
+	__skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6h = ipv6_hdr(skb);
+	ip6_flow_hdr(ip6h, prio, htonl(0));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = ttl;
+	ip6h->daddr = *daddr;
+	ip6h->saddr = *saddr;
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+}
+
+int rrxe_ip_local_out(struct sk_buff *skb)
+{
+	struct net *net = dev_net(skb_dst(skb)->dev);
+
+	if (skb->protocol == htons(ETH_P_IP))
+		return ip_local_out(net, skb->sk, skb);
 #if IS_ENABLED(CONFIG_IPV6)
-	udp_tunnel6_xmit_skb(dst, sk, skb, NULL, saddr, daddr, prio, ttl, label,
-			     sport, dport, true, 0);
+	return ip6_local_out(net, skb->sk, skb);
 #else
-	dst_release(dst);
 	kfree_skb(skb);
+	return -EAFNOSUPPORT;
 #endif
 }
+
+unsigned char *rrxe_skb_network_header(const struct sk_buff *skb)
+{
+	return skb_network_header(skb);
+}
+
+bool rrxe_ib_device_try_get(struct ib_device *dev)
+{
+	return ib_device_try_get(dev);
+}
+
 
 int rrxe_sock_create_kern_udp(struct socket **sockp)
 {

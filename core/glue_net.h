@@ -13,6 +13,7 @@
 #include <net/net_namespace.h>
 #include <net/sock.h>
 
+
 /* Namespaces. */
 struct net *rrxe_dev_net(const struct net_device *ndev);
 void *rrxe_net_generic(const struct net *net, unsigned int id);
@@ -38,6 +39,7 @@ void rrxe_udp_tunnel_release(struct sock *sk);
 void rrxe_kfree_skb(struct sk_buff *skb);
 void rrxe_consume_skb(struct sk_buff *skb);
 int rrxe_skb_linearize(struct sk_buff *skb);
+struct sk_buff *rrxe_skb_clone_atomic(struct sk_buff *skb);
 unsigned int rrxe_skb_len(const struct sk_buff *skb);
 unsigned int rrxe_skb_headlen(const struct sk_buff *skb);
 unsigned char *rrxe_skb_data(const struct sk_buff *skb);
@@ -65,14 +67,28 @@ struct dst_entry *rrxe_route4(struct net *net, int oif, __be32 saddr, __be32 dad
 struct dst_entry *rrxe_route6(struct net *net, int oif, const struct in6_addr *saddr,
 			      const struct in6_addr *daddr);
 void rrxe_dst_release(struct dst_entry *dst);
-/* udp_tunnel_xmit_skb() (DF, no UDP checksum) of an IPv4 route. */
-void rrxe_udp_tunnel_xmit4(struct dst_entry *dst, struct sock *sk, struct sk_buff *skb,
-			   __be32 saddr, __be32 daddr, u8 tos, u8 ttl,
-			   __be16 sport, __be16 dport);
-/* udp_tunnel6_xmit_skb() (no UDP checksum, no tunnel device). */
-void rrxe_udp_tunnel_xmit6(struct dst_entry *dst, struct sock *sk, struct sk_buff *skb,
-			   const struct in6_addr *saddr, const struct in6_addr *daddr,
-			   u8 prio, u8 ttl, __be32 label, __be16 sport, __be16 dport);
+/*
+ * rxe_net.c's prepare4()/prepare6() without the route lookup: push the UDP
+ * header (no checksum) and the IPv4 (DF, an IP ID chosen now, so that the
+ * ICRC, which covers it, can be computed before sending) or IPv6 header,
+ * and set @dst (given away) as the skb's route. Not one-line forwards:
+ * the header bitfields are filled as the C driver fills them.
+ */
+void rrxe_prepare4(struct sk_buff *skb, struct dst_entry *dst, __be32 saddr,
+		   __be32 daddr, u8 tos, u8 ttl, __be16 sport, __be16 dport);
+void rrxe_prepare6(struct sk_buff *skb, struct dst_entry *dst,
+		   const struct in6_addr *saddr, const struct in6_addr *daddr,
+		   u8 prio, u8 ttl, __be16 sport, __be16 dport);
+/* ip_local_out() / ip6_local_out() by skb->protocol, in the route's netns. */
+int rrxe_ip_local_out(struct sk_buff *skb);
+/* Bytes from the network header to skb->data (the IP and UDP headers of a
+ * received datagram once pulled). */
+unsigned char *rrxe_skb_network_header(const struct sk_buff *skb);
+
+/* ib_device_try_get(): a registration reference, unless unregistering. */
+struct ib_device;
+bool rrxe_ib_device_try_get(struct ib_device *dev);
+
 
 /* Transmit owners: kernel sockets whose sk_user_data is the owner. */
 int rrxe_sock_create_kern_udp(struct socket **sockp);

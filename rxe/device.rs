@@ -104,6 +104,8 @@ pub(crate) struct RxeDev {
     port_cap_flags: AtomicU32,
     /// Q_Key violations of the port (reset by `modify_port`).
     pub(crate) qkey_viol_cntr: AtomicU32,
+    /// P_Key violations of the port (rxe/recv.rs).
+    pub(crate) bad_pkey_cntr: AtomicU32,
     /// `enum ib_mtu` of port 1, from the netdev MTU.
     active_mtu: AtomicU32,
     /// The port's GIDs by table index, for the receive path's lookups. Fed
@@ -144,6 +146,7 @@ impl RxeDev {
             sys_image_guid: AtomicU64::new(sys_image_guid),
             port_cap_flags: AtomicU32::new(bindings::ib_port_capability_mask_bits_IB_PORT_CM_SUP),
             qkey_viol_cntr: AtomicU32::new(0),
+            bad_pkey_cntr: AtomicU32::new(0),
             active_mtu: AtomicU32::new(IbMtu::for_netdev_mtu(ndev_mtu).as_raw()),
             gids <- XArray::new(AllocKind::Alloc),
             counters: [const { AtomicU64::new(0) }; params::COUNTER_NAMES.len()],
@@ -314,6 +317,7 @@ impl IbDriver for Rxe {
         attr.gid_tbl_len = params::port::GID_TBL_LEN;
         attr.port_cap_flags = dev.data().port_cap_flags.load(Ordering::Relaxed);
         attr.qkey_viol_cntr = dev.data().qkey_viol_cntr.load(Ordering::Relaxed);
+        attr.bad_pkey_cntr = dev.data().bad_pkey_cntr.load(Ordering::Relaxed);
         attr.max_msg_sz = params::port::MAX_MSG_SZ;
         attr.pkey_tbl_len = params::port::PKEY_TBL_LEN;
         attr.max_vl_num = params::port::MAX_VL_NUM;

@@ -66,7 +66,6 @@ impl Mcasts {
     }
 
     /// The QPs attached to group `mgid`, for the receive path.
-    #[expect(dead_code, reason = "for the receive path (issue #4)")]
     pub(crate) fn members(&self, mgid: &[u8; 16]) -> Option<Group> {
         self.table.lock().groups.get(mgid).cloned()
     }

@@ -36,7 +36,15 @@ use crate::recv::{
     self,
     Packet, //
 };
-use crate::wire::ROCE_V2_UDP_DPORT;
+use crate::wire::{
+    icrc::{
+        self,
+        IpHdr,
+        UDP_HDR_LEN, //
+    },
+    packet,
+    ROCE_V2_UDP_DPORT, //
+};
 use core::sync::atomic::{
     AtomicBool,
     Ordering, //
@@ -193,7 +201,7 @@ impl EncapRecv for RxeRecv {
 }
 
 /// Where a packet goes: the parts of an address vector the network needs.
-#[expect(dead_code, reason = "for the requester and responder (issue #4)")]
+#[expect(dead_code, reason = "for the transport (issue #4)")]
 pub(crate) struct Dest {
     /// Source address: the address of the GID at the AV's SGID index.
     pub(crate) src: IpAddr,
@@ -207,18 +215,21 @@ pub(crate) struct Dest {
     pub(crate) hop_limit: u8,
 }
 
-/// Sends one RoCE v2 packet of `paylen` bytes from `dev` to `dest`, UDP
-/// source port `sport` (`crate::roce::udp_sport_of_qpn`, `udp_sport_of_flow`):
-/// `build` writes the payload (BTH onwards, ICRC included), the skb is
-/// charged to `owner` if any, then the packet is routed and sent from port
-/// 1's netdev, or looped back to this device's receive path when `dest`'s
-/// MAC is the netdev's own (`rxe_loopback`). Counts `sent_pkts` and
-/// `sent_bytes` (IP and UDP headers included, as the C driver).
+/// Sends one RoCE v2 packet of `paylen` bytes (BTH to ICRC) from `dev` to
+/// `dest`, UDP source port `sport`: `build` writes the packet but its ICRC,
+/// then the route is looked up, the UDP and IP headers pushed, the ICRC
+/// computed over them (`rxe_icrc_generate`), the skb charged to `owner` if
+/// any, and the packet sent from port 1's netdev, or looped back to this
+/// device's receive path when `dest`'s MAC is the netdev's own
+/// (`rxe_loopback`). Counts `sent_pkts` and `sent_bytes` (IP and UDP
+/// headers included, as the C driver), or `send_err` if the IP layer
+/// refuses it.
 ///
 /// Errors: `ENODEV` without a netdev, `ENOMEM` without an skb,
-/// `EHOSTUNREACH` without a route, `build`'s; nothing is counted then.
-#[expect(dead_code, reason = "for the requester and responder (issue #4)")]
-pub(crate) fn xmit<O: TxOwner>(
+/// `EHOSTUNREACH` without a route, `EINVAL` if `build` wrote no valid
+/// packet, `build`'s own; `EIO` if the IP layer refused it.
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+pub(crate) fn send<O: TxOwner>(
     dev: &Device<Rxe>,
     dest: &Dest,
     sport: u16,
@@ -229,8 +240,26 @@ pub(crate) fn xmit<O: TxOwner>(
     let ndev = dev.netdev(1).ok_or(ENODEV)?;
     let mut skb = TxSkb::alloc(&ndev, &dest.dst, paylen)?;
     build(skb.payload_mut())?;
+    let route = Route::output(&ndev, &dest.src, &dest.dst)?;
+    let mut pkt = skb.prepare(
+        route,
+        &dest.src,
+        &dest.dst,
+        sport,
+        ROCE_V2_UDP_DPORT,
+        dest.tclass,
+        dest.hop_limit,
+    )?;
+    {
+        let (ip, udp_hdr, payload) = pkt.parts_mut();
+        let ip = IpHdr::parse(ip).ok_or(EINVAL)?;
+        let udp_hdr = udp_hdr.first_chunk::<UDP_HDR_LEN>().ok_or(EINVAL)?;
+        let info = packet::Packet::parse(payload).map_err(|_| EINVAL)?.info();
+        let crc = icrc::icrc(udp::crc32_le, ip, udp_hdr, payload, info).ok_or(EINVAL)?;
+        icrc::store(payload, crc);
+    }
     if let Some(owner) = owner {
-        skb.set_owner(owner)?;
+        pkt.set_owner(owner)?;
     }
     let rxe = dev.data();
     let bytes = u64::from(paylen + dest.dst.ip_udp_hlen());
@@ -238,7 +267,7 @@ pub(crate) fn xmit<O: TxOwner>(
         rxe.count(params::CNT_SENT_PKTS);
         rxe.count_add(params::CNT_SENT_BYTES, bytes);
         let pkt = Packet {
-            skb: skb.into_skb(),
+            skb: pkt.into_looped(),
             paylen,
             saddr: dest.src,
             daddr: dest.dst,
@@ -247,17 +276,7 @@ pub(crate) fn xmit<O: TxOwner>(
         recv::rcv(dev, &ndev, pkt);
         return Ok(());
     }
-    let route = Route::output(&ndev, &dest.src, &dest.dst)?;
-    match udp::xmit(
-        skb,
-        route,
-        &dest.src,
-        &dest.dst,
-        sport,
-        ROCE_V2_UDP_DPORT,
-        dest.tclass,
-        dest.hop_limit,
-    ) {
+    match pkt.send() {
         Ok(()) => {
             rxe.count(params::CNT_SENT_PKTS);
             rxe.count_add(params::CNT_SENT_BYTES, bytes);

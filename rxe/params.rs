@@ -192,6 +192,8 @@ pub const CNT_LINK_DOWNED: usize = 12;
 pub const CNT_SENT_PKTS: usize = 0;
 /// Received packets handed to a QP.
 pub const CNT_RCVD_PKTS: usize = 1;
+/// Responses queued for a completer (`RXE_CNT_SENDER_SCHED`).
+pub const CNT_SENDER_SCHED: usize = 7;
 /// Packets the IP layer refused.
 pub const CNT_SEND_ERR: usize = 11;
 /// Bytes sent, IP and UDP headers included.
@@ -314,6 +316,7 @@ mod tests {
         assert_eq!(COUNTER_NAMES[CNT_SENT_PKTS], c"sent_pkts");
         assert_eq!(COUNTER_NAMES[CNT_RCVD_PKTS], c"rcvd_pkts");
         assert_eq!(COUNTER_NAMES[CNT_SEND_ERR], c"send_err");
+        assert_eq!(COUNTER_NAMES[CNT_SENDER_SCHED], c"ack_deferred");
         assert_eq!(COUNTER_NAMES[CNT_SENT_BYTES], c"sent_bytes");
         assert_eq!(COUNTER_NAMES[CNT_RCVD_BYTES], c"rcvd_bytes");
     }

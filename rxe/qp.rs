@@ -41,6 +41,7 @@ use crate::{
         SqSizes,
         Transition, //
     },
+    qp_io::QpIo,
     queue::Queue,
     queue_index::QueueType,
     rdma::{
@@ -233,6 +234,9 @@ pub(crate) struct Qp {
     valid: AtomicBool,
     /// Completed when the last reference goes.
     released: Arc<Completion>,
+    /// The transport's tasks and input queues (rxe/qp_io.rs).
+    #[pin]
+    io: QpIo,
 }
 
 #[pinned_drop]
@@ -248,8 +252,28 @@ impl Qp {
         self.attrs.lock().state
     }
 
+    /// The transport's tasks and input queues.
+    pub(crate) fn io(&self) -> &QpIo {
+        &self.io
+    }
+
+    /// Not destroyed yet.
+    pub(crate) fn is_valid(&self) -> bool {
+        self.valid.load(Ordering::Relaxed)
+    }
+
+    /// The QP's type.
+    pub(crate) fn qp_type(&self) -> QpType {
+        self.qp_type
+    }
+
+    /// Calls `f` with the attributes, under the state lock.
+    pub(crate) fn with_attrs<R>(&self, f: impl FnOnce(&QpAttrs) -> R) -> R {
+        f(&self.attrs.lock())
+    }
+
     /// The UDP source port of its packets.
-    #[expect(dead_code, reason = "for the transmit path (issue #4)")]
+    #[expect(dead_code, reason = "for the transport (issue #4)")]
     pub(crate) fn src_port(&self) -> u16 {
         self.src_port.load(Ordering::Relaxed)
     }
@@ -269,22 +293,14 @@ impl Qp {
     /// drain (SQD) or a flush (ERR). The C driver's
     /// `rxe_sched_task(&qp->send_task)`.
     ///
-    /// TODO(issue #4): schedule the requester/completer task here. Until
-    /// then no work request is ever in flight: a drain is over at once
-    /// (the requester's `req_check_sq_drain_done`), and in ERR the send
-    /// queue is flushed here (the completer's `flush_send_queue`).
-    fn sched_send(&self) {
-        if self.state() == QpState::Err {
-            self.flush_send();
-        } else {
-            self.check_sq_drained();
-        }
+    fn sched_send(self: ArcBorrow<'_, Self>) {
+        self.io.sched_send(self);
     }
 
     /// In SQD, ends the drain once no work request is in flight and tells
     /// the owner (`IB_EVENT_SQ_DRAINED`, whatever `en_sqd_async_notify`
     /// says, as the C driver does).
-    fn check_sq_drained(&self) {
+    pub(crate) fn check_sq_drained(&self) {
         {
             let mut a = self.attrs.lock();
             if a.state != QpState::Sqd || !a.sq_draining {
@@ -297,10 +313,13 @@ impl Qp {
 
     /// Has the responder process its packets and, in ERR, flush the receive
     /// queue. The C driver's `rxe_sched_task(&qp->recv_task)`.
-    ///
-    /// TODO(issue #4): schedule the responder task here. Until then, in
-    /// ERR the receive queue is flushed here (`flush_recv_queue`).
-    fn sched_recv(&self) {
+    fn sched_recv(self: ArcBorrow<'_, Self>) {
+        self.io.sched_recv(self);
+    }
+
+    /// In ERR, what the receive task does (`flush_recv_queue`): the
+    /// receive queue flushed, or for an SRQ's QP the last-WQE event.
+    pub(crate) fn flush_recv(&self) {
         if self.state() != QpState::Err {
             return;
         }
@@ -318,7 +337,7 @@ impl Qp {
 
     /// Completes every work request of the send queue with
     /// `IB_WC_WR_FLUSH_ERR`.
-    fn flush_send(&self) {
+    pub(crate) fn flush_send(&self) {
         self.flush(&mut self.sq_queue.lock(), &self.scq, wqe::send_off::WR_ID);
     }
 
@@ -348,14 +367,17 @@ impl Qp {
     /// Back to RESET: the transport stops, the queues are emptied without
     /// completions and zeroed (`rxe_qp_reset`).
     ///
-    /// TODO(issue #4): stop and drain the tasks, clear the requester and
+    /// TODO(issue #4): clear the requester and
     /// responder state and the responder's RDMA read resources.
     fn reset(&self) {
+        self.io.disable();
+        self.io.drain();
         Self::discard(&mut self.sq_queue.lock());
         if let Some(q) = &mut *self.rq_queue.lock() {
             Self::discard(q);
         }
         self.ssn.store(0, Ordering::Relaxed);
+        self.io.enable();
     }
 
     /// Consumes every work request of `q` without completing it, then
@@ -372,7 +394,7 @@ impl Qp {
     /// Moves the QP to ERR, as the transport does on a fatal error: the
     /// tasks then flush outstanding work requests (`rxe_qp_error`).
     #[expect(dead_code, reason = "for the transport (issue #4)")]
-    pub(crate) fn set_error(&self) {
+    pub(crate) fn set_error(self: ArcBorrow<'_, Self>) {
         self.attrs.lock().set_error();
         self.sched_recv();
         self.sched_send();
@@ -381,7 +403,7 @@ impl Qp {
     /// Copies a kernel user's send work requests into the send queue and
     /// has the requester process them (`rxe_post_send_kernel`).
     fn post_send_kernel(
-        &self,
+        self: ArcBorrow<'_, Self>,
         dev: &Device<Rxe>,
         wrs: SendWrs<'_>,
     ) -> core::result::Result<(), PostError> {
@@ -781,6 +803,7 @@ fn create(
             mcg_num: AtomicU32::new(0),
             valid: AtomicBool::new(true),
             released,
+            io <- QpIo::new(),
         }),
         GFP_KERNEL,
     )?;
@@ -840,7 +863,7 @@ impl QpDriver for Rxe {
         mask: u32,
         _udata: Option<&UData<'_>>,
     ) -> Result {
-        let r = modify(&qp, attr, mask);
+        let r = modify(qp, attr, mask);
         if let Err(e) = r {
             qp.err_prefix(dev, "rxe_modify_qp", e);
         }
@@ -865,6 +888,8 @@ impl QpDriver for Rxe {
             return Err(EBUSY);
         }
         qp.valid.store(false, Ordering::Relaxed);
+        // No task runs on it after this (`rxe_cleanup_task`).
+        qp.io.cleanup();
         let qps = &dev.data().qps;
         if qp.qp_type == QpType::Gsi {
             // Unlike the C driver, which keeps the stale index, a new GSI QP
@@ -933,7 +958,7 @@ impl QpDriver for Rxe {
 }
 
 /// `rxe_modify_qp`: checks, then applies under the state lock.
-fn modify(qp: &Qp, attr: &QpAttr, mask: u32) -> Result {
+fn modify(qp: ArcBorrow<'_, Qp>, attr: &QpAttr, mask: u32) -> Result {
     let req = modify_req(attr, mask);
     qp_attr::chk_attr(qp.qp_type, qp.srq.is_some(), &req, mask, &MODIFY_LIMITS).map_err(errno)?;
     let qp_type = qp.qp_type as u32;

@@ -29,6 +29,7 @@ mod net;
 pub mod params;
 mod qp;
 pub mod qp_attr;
+mod qp_io;
 #[expect(dead_code, reason = "the requester's logic, for req.rs (issue #4)")]
 mod req_plan;
 #[expect(dead_code, reason = "the responder's logic, for resp.rs (issue #4)")]
@@ -40,15 +41,19 @@ pub mod queue_index;
 mod recv;
 pub mod roce;
 mod srq;
+mod task;
 #[expect(dead_code, reason = "used by the transport, issue #4")]
 mod wire;
 pub mod wqe;
+#[expect(dead_code, reason = "for the transport (issue #4)")]
+mod xmit;
 
 use kernel::prelude::*;
 use rdma::{
     ib_device::DriverRegistration,
     link::LinkRegistration,
-    netns::PernetRegistration, //
+    netns::PernetRegistration,
+    workqueue::QueueOwner, //
 };
 
 module! {
@@ -68,6 +73,8 @@ struct RxeModule {
     // Then every device is unregistered, and the netdev notifier removed.
     #[pin]
     driver: DriverRegistration<device::Rxe>,
+    // The QPs' workqueue (rxe/task.rs), destroyed once no QP can use it.
+    wq: QueueOwner,
     // Last: each namespace's UDP sockets (rxe/net.rs), released once no
     // device can use them.
     #[pin]
@@ -79,6 +86,7 @@ impl kernel::InPlaceModule for RxeModule {
         try_pin_init!(Self {
             // The per-namespace sockets before any device can take them.
             netns <- PernetRegistration::register(),
+            wq: task::WQ.alloc(c"rxe_wq")?,
             // The notifier is in place before the first device can appear.
             driver <- DriverRegistration::register(),
             link <- LinkRegistration::register(),

@@ -312,6 +312,22 @@ impl<T: IbDriver> Device<T> {
         NonNull::new(ptr).map(|p| DeviceRef(p, PhantomData))
     }
 
+    /// A registration reference on the device of `qp`, a QP of driver `T`
+    /// while it is attached (`ib_device_try_get`); `None` once the device's
+    /// unregistration began.
+    pub fn of_qp(qp: &super::object::CoreObject<bindings::ib_qp>) -> Option<DeviceRef<T>> {
+        // SAFETY: an attached QP's `ib_qp` is valid (`CoreObject`), and so
+        // is its device, which is freed only after its QPs are destroyed.
+        let dev = unsafe { (*qp.as_ptr()).device };
+        // SAFETY: a valid device; a reference is taken only if it is still
+        // registered.
+        if dev.is_null() || !unsafe { bindings::rrxe_ib_device_try_get(dev) } {
+            return None;
+        }
+        // INVARIANT: a QP of driver `T`'s device, a reference held.
+        NonNull::new(dev).map(|p| DeviceRef(p, PhantomData))
+    }
+
     /// Creates, sets up and registers a device of driver `T` bound to
     /// `ndev` on port 1. On error nothing is left behind.
     pub fn register(

@@ -56,6 +56,17 @@ impl Skb {
         unsafe { bindings::rrxe_consume_skb(self.into_raw()) };
     }
 
+    /// Another reference to the same data with its own header
+    /// (`skb_clone`, atomic allocation); `None` without memory. The data
+    /// is shared: neither may be written.
+    #[inline]
+    pub fn clone_atomic(&self) -> Option<Self> {
+        // SAFETY: the skb is valid; the clone is a new reference we own.
+        let c = unsafe { bindings::rrxe_skb_clone_atomic(self.as_raw()) };
+        // SAFETY: a new skb, ours.
+        NonNull::new(c).map(|c| unsafe { Self::from_raw(c) })
+    }
+
     /// The length of the data (linear part and fragments).
     #[inline]
     pub fn len(&self) -> u32 {
@@ -82,6 +93,25 @@ impl Skb {
                 return &[];
             }
             core::slice::from_raw_parts(data, len)
+        }
+    }
+
+    /// The bytes from the network header to the data: a received
+    /// datagram's IP and UDP headers once the UDP header is pulled (empty if
+    /// the network header is not before the data).
+    #[inline]
+    pub fn headers(&self) -> &[u8] {
+        // SAFETY: the skb is valid; its network header and data point into
+        // its buffer, which is readable from the head to the tail, so the
+        // bytes between the two are; they stay unchanged while `self` is
+        // borrowed (only `&mut self` methods change them).
+        unsafe {
+            let nh = bindings::rrxe_skb_network_header(self.as_raw());
+            let data = bindings::rrxe_skb_data(self.as_raw());
+            if nh.is_null() || data.is_null() || nh > data {
+                return &[];
+            }
+            core::slice::from_raw_parts(nh, data.offset_from(nh) as usize)
         }
     }
 

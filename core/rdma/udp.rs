@@ -9,11 +9,13 @@
 //! releases the socket.
 //!
 //! Transmit: [`TxSkb::alloc`] an skb with room for the headers, write the
-//! payload, find a [`Route`], then [`xmit`] (`udp_tunnel_xmit_skb` /
-//! `udp_tunnel6_xmit_skb`) pushes the UDP and IP headers and sends it. An
-//! skb may be charged to an owner ([`TxSkb::set_owner`] with a
-//! [`TxSocket`]), told when the skb is freed, as the C rxe counts the skbs
-//! in flight per QP.
+//! payload, find a [`Route`], then [`TxSkb::prepare`] pushes the UDP and IP
+//! headers as the C rxe's `prepare4`/`prepare6` (the IP ID is chosen then,
+//! so that the ICRC, which covers it, can be computed before sending), and
+//! [`TxPacket::send`] sends it (`ip_local_out`) or [`TxPacket::into_looped`]
+//! turns it into a received packet. An skb may be charged to an owner
+//! ([`TxPacket::set_owner`] with a [`TxSocket`]), told when the skb is
+//! freed, as the C rxe counts the skbs in flight per QP.
 //!
 //! Everything here is generic or `#[inline]`: the `rdma` module is also
 //! built into `rdma_ucm`, which does not link the glue it calls.
@@ -289,12 +291,10 @@ impl Drop for Route {
 ///
 /// # Invariants
 ///
-/// The skb is not shared (freshly allocated) and has no owner or a
-/// [`TxSocket`] owner set by [`TxSkb::set_owner`].
+/// The skb is not shared (freshly allocated), linear, and has no owner.
 pub struct TxSkb {
     skb: Skb,
     v6: bool,
-    owned: bool,
 }
 
 impl TxSkb {
@@ -310,11 +310,7 @@ impl TxSkb {
         // SAFETY: a new skb, ours.
         let skb = unsafe { Skb::from_raw(NonNull::new(skb).ok_or(ENOMEM)?) };
         // INVARIANT: freshly allocated, no owner.
-        Ok(Self {
-            skb,
-            v6,
-            owned: false,
-        })
+        Ok(Self { skb, v6 })
     }
 
     /// The payload, to be written.
@@ -340,6 +336,135 @@ impl TxSkb {
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.skb.is_empty()
+    }
+}
+
+/// The kernel's CRC-32 (`crc32_le`: reflected polynomial 0xedb88320, no
+/// inversion on entry or exit), for the RoCE ICRC.
+#[inline]
+pub fn crc32_le(crc: u32, bytes: &[u8]) -> u32 {
+    // SAFETY: `bytes` is readable for its length during the call.
+    unsafe { bindings::crc32_le(crc, bytes.as_ptr().cast(), bytes.len()) }
+}
+
+impl TxSkb {
+    /// Pushes the UDP header (source port `sport`, destination `dport`, host
+    /// order, no checksum) and the IP header from `src` to `dst` (IPv4: DF,
+    /// TOS `tos`, TTL `ttl`, its IP ID chosen now; IPv6: traffic class
+    /// `tos`, hop limit `ttl`, flow label 0) and gives the skb `route`, as
+    /// the C rxe's `prepare4`/`prepare6`. `EINVAL` (and the skb dropped) if
+    /// the families of the addresses, route and skb differ.
+    #[inline]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the fields of the IP and UDP headers"
+    )]
+    pub fn prepare(
+        self,
+        route: Route,
+        src: &IpAddr,
+        dst: &IpAddr,
+        sport: u16,
+        dport: u16,
+        tos: u8,
+        ttl: u8,
+    ) -> Result<TxPacket> {
+        let (sport, dport) = (sport.to_be(), dport.to_be());
+        let raw = self.skb.as_raw();
+        match (src, dst, route.v6, self.v6) {
+            // SAFETY: the skb is ours, unshared, with headroom for the
+            // headers (`alloc`); the route reference is given to it.
+            (IpAddr::V4(s), IpAddr::V4(d), false, false) => unsafe {
+                bindings::rrxe_prepare4(
+                    raw,
+                    route.into_raw(),
+                    u32::from_ne_bytes(*s),
+                    u32::from_ne_bytes(*d),
+                    tos,
+                    ttl,
+                    sport,
+                    dport,
+                )
+            },
+            // SAFETY: as above; the addresses are read during the call.
+            (IpAddr::V6(s), IpAddr::V6(d), true, true) => unsafe {
+                bindings::rrxe_prepare6(
+                    raw,
+                    route.into_raw(),
+                    s.as_ptr().cast(),
+                    d.as_ptr().cast(),
+                    tos,
+                    ttl,
+                    sport,
+                    dport,
+                )
+            },
+            _ => return Err(EINVAL),
+        }
+        let ip_hlen = if self.v6 { IPV6_HLEN } else { IPV4_HLEN } as usize;
+        // INVARIANT: the headers are pushed; no owner yet.
+        Ok(TxPacket {
+            skb: self.skb,
+            ip_hlen,
+            owned: false,
+        })
+    }
+}
+
+/// An skb with its IP and UDP headers, ready to send or loop back.
+///
+/// # Invariants
+///
+/// The skb is unshared, linear, its data at an IP header of `ip_hlen` bytes
+/// followed by a UDP header (pushed by [`TxSkb::prepare`]), with a route.
+/// It has no owner, or a [`TxSocket`] owner set by [`TxPacket::set_owner`]
+/// if `owned`.
+pub struct TxPacket {
+    skb: Skb,
+    ip_hlen: usize,
+    owned: bool,
+}
+
+impl TxPacket {
+    /// The IP header, the UDP header and the UDP payload, the last to be
+    /// completed (the ICRC, which covers the other two).
+    #[inline]
+    pub fn parts_mut(&mut self) -> (&[u8], &[u8], &mut [u8]) {
+        let data = self.skb.data();
+        let (ptr, len) = (data.as_ptr().cast_mut(), data.len());
+        if len < self.ip_hlen + UDP_HLEN as usize {
+            return (&[], &[], &mut []);
+        }
+        // SAFETY: the linear data of an unshared skb (type invariant),
+        // borrowed exclusively through `&mut self`.
+        let all = unsafe { core::slice::from_raw_parts_mut(ptr, len) };
+        let (ip, rest) = all.split_at_mut(self.ip_hlen);
+        let (udp, payload) = rest.split_at_mut(UDP_HLEN as usize);
+        (ip, udp, payload)
+    }
+
+    /// Sends the packet (`ip_local_out` / `ip6_local_out`, as the C rxe's
+    /// `rxe_send`). `EIO` if the IP layer drops it at once (the C driver
+    /// counts `send_err` then); a later drop is not seen.
+    #[inline]
+    pub fn send(self) -> Result {
+        // SAFETY: a prepared skb with its route (type invariant), given away.
+        let ret = unsafe { bindings::rrxe_ip_local_out(self.skb.into_raw()) };
+        // `net_xmit_eval`: congestion notification is no error.
+        if ret != 0 && ret != 2 {
+            return Err(EIO);
+        }
+        Ok(())
+    }
+
+    /// The packet as if received: the IP and UDP headers pulled, data at the
+    /// UDP payload, network header still at the IP header (the C driver's
+    /// `rxe_loopback`).
+    #[inline]
+    pub fn into_looped(mut self) -> Skb {
+        // The headers were pushed by `prepare` (type invariant).
+        let _ = self.skb.pull(self.ip_hlen as u32 + UDP_HLEN);
+        self.skb
     }
 
     /// Charges the skb to `sock`'s owner: [`TxOwner::skb_queued`] now,
@@ -370,78 +495,6 @@ impl TxSkb {
         // INVARIANT: owned by a `TxSocket<O>`.
         self.owned = true;
         Ok(())
-    }
-
-    /// The skb as received data, for a packet looped back to this host's
-    /// receive path without the wire (`rxe_loopback`).
-    #[inline]
-    pub fn into_skb(self) -> Skb {
-        self.skb
-    }
-}
-
-/// Sends `skb` from `src` to `dst`, UDP source port `sport`, destination
-/// port `dport` (host order), over `route`: `udp_tunnel_xmit_skb` (IPv4, DF
-/// set, `tos`, `ttl`) or `udp_tunnel6_xmit_skb` (IPv6, traffic class `tos`,
-/// hop limit `ttl`, flow label 0), no UDP checksum (RoCE v2 has its ICRC),
-/// as the C rxe's headers. Both consume the skb and the route and report
-/// nothing: an IP-layer drop is not seen here. `EINVAL` (and the skb
-/// dropped) if the families of the addresses, route and skb differ.
-#[inline]
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the fields of the IP and UDP headers"
-)]
-pub fn xmit(
-    skb: TxSkb,
-    route: Route,
-    src: &IpAddr,
-    dst: &IpAddr,
-    sport: u16,
-    dport: u16,
-    tos: u8,
-    ttl: u8,
-) -> Result {
-    let (sport, dport) = (sport.to_be(), dport.to_be());
-    match (src, dst, route.v6, skb.v6) {
-        (IpAddr::V4(s), IpAddr::V4(d), false, false) => {
-            // SAFETY: the route and the skb are given away; the skb's socket
-            // and destructor, if any, are a `TxSocket`'s (no tunnel device:
-            // `skb->dev` is NULL, so no tunnel statistics are updated).
-            unsafe {
-                bindings::rrxe_udp_tunnel_xmit4(
-                    route.into_raw(),
-                    core::ptr::null_mut(),
-                    skb.into_skb().into_raw(),
-                    u32::from_ne_bytes(*s),
-                    u32::from_ne_bytes(*d),
-                    tos,
-                    ttl,
-                    sport,
-                    dport,
-                )
-            };
-            Ok(())
-        }
-        (IpAddr::V6(s), IpAddr::V6(d), true, true) => {
-            // SAFETY: as above; the addresses are read during the call.
-            unsafe {
-                bindings::rrxe_udp_tunnel_xmit6(
-                    route.into_raw(),
-                    core::ptr::null_mut(),
-                    skb.into_skb().into_raw(),
-                    s.as_ptr().cast(),
-                    d.as_ptr().cast(),
-                    tos,
-                    ttl,
-                    0,
-                    sport,
-                    dport,
-                )
-            };
-            Ok(())
-        }
-        _ => Err(EINVAL),
     }
 }
 

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A QP's transport plumbing: its two tasks and its two input queues, as
+//! the C driver's QP has them.
+//!
+//! - the send task (`send_task`, `rxe_sender`) runs the requester, then the
+//!   completer; it is scheduled by a post to the send queue, a drain or an
+//!   error, and by a response packet queued for the completer;
+//! - the receive task (`recv_task`, `rxe_receiver`) runs the responder; it
+//!   is scheduled by a request packet queued for it, a post to the receive
+//!   queue in ERR, and an error.
+//!
+//! The input queues hold the packets rxe/recv.rs accepted for the QP until
+//! its tasks take them: requests for the responder (`req_pkts`), responses
+//! for the completer (`resp_pkts`). They are unbounded, as the C driver's
+//! skb queues; a packet that cannot be queued (no memory) is dropped.
+
+use crate::qp::Qp;
+use crate::qp_attr::QpState;
+use crate::recv::RecvPkt;
+use crate::task::{
+    Step,
+    Task, //
+};
+use kernel::{
+    alloc::AllocError,
+    new_spinlock_irq,
+    prelude::*,
+    sync::{
+        Arc,
+        ArcBorrow,
+        SpinLockIrq, //
+    },
+};
+
+/// A FIFO of received packets.
+struct PktQueue {
+    pkts: KVec<Option<RecvPkt>>,
+    /// Index of the oldest packet; those before it are taken.
+    head: usize,
+}
+
+impl PktQueue {
+    const fn new() -> Self {
+        Self {
+            pkts: KVec::new(),
+            head: 0,
+        }
+    }
+
+    fn push(&mut self, pkt: RecvPkt) -> Result<(), AllocError> {
+        // Softirq: no sleeping allocation.
+        self.pkts.push(Some(pkt), GFP_ATOMIC)
+    }
+
+    fn pop(&mut self) -> Option<RecvPkt> {
+        let pkt = self.pkts.get_mut(self.head)?.take();
+        self.head += 1;
+        if self.head == self.pkts.len() {
+            self.pkts.clear();
+            self.head = 0;
+        } else if self.head >= 64 && self.head * 2 >= self.pkts.len() {
+            // Never empty for long: drop the taken slots now and then.
+            let mut i = 0;
+            let head = self.head;
+            self.pkts.retain(|_| {
+                i += 1;
+                i > head
+            });
+            self.head = 0;
+        }
+        pkt
+    }
+
+    #[expect(dead_code, reason = "for the transport (issue #4)")]
+    fn peek(&self) -> Option<&RecvPkt> {
+        self.pkts.get(self.head)?.as_ref()
+    }
+
+    #[expect(dead_code, reason = "for the transport (issue #4)")]
+    fn is_empty(&self) -> bool {
+        self.head >= self.pkts.len()
+    }
+}
+
+/// A QP's tasks and input queues.
+#[pin_data]
+pub(crate) struct QpIo {
+    send_task: Arc<Task<Qp>>,
+    recv_task: Arc<Task<Qp>>,
+    /// Requests for the responder.
+    #[pin]
+    req_pkts: SpinLockIrq<PktQueue>,
+    /// Responses for the completer.
+    #[pin]
+    resp_pkts: SpinLockIrq<PktQueue>,
+}
+
+impl QpIo {
+    /// Idle tasks, empty queues.
+    pub(crate) fn new() -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            send_task: Task::new(sender)?,
+            recv_task: Task::new(receiver)?,
+            req_pkts <- new_spinlock_irq!(PktQueue::new(), "rxe_qp_req_pkts"),
+            resp_pkts <- new_spinlock_irq!(PktQueue::new(), "rxe_qp_resp_pkts"),
+        })
+    }
+
+    /// Schedules the send task (`rxe_sched_task(&qp->send_task)`).
+    pub(crate) fn sched_send(&self, qp: ArcBorrow<'_, Qp>) {
+        self.send_task.sched(qp);
+    }
+
+    /// Schedules the receive task (`rxe_sched_task(&qp->recv_task)`).
+    pub(crate) fn sched_recv(&self, qp: ArcBorrow<'_, Qp>) {
+        self.recv_task.sched(qp);
+    }
+
+    /// Queues a request for the responder and schedules it
+    /// (`rxe_resp_queue_pkt`). The packet is dropped on error.
+    pub(crate) fn queue_req(&self, qp: ArcBorrow<'_, Qp>, pkt: RecvPkt) -> Result<(), AllocError> {
+        self.req_pkts.lock().push(pkt)?;
+        self.sched_recv(qp);
+        Ok(())
+    }
+
+    /// Queues a response for the completer and schedules it
+    /// (`rxe_comp_queue_pkt`). The packet is dropped on error.
+    pub(crate) fn queue_resp(&self, qp: ArcBorrow<'_, Qp>, pkt: RecvPkt) -> Result<(), AllocError> {
+        self.resp_pkts.lock().push(pkt)?;
+        self.sched_send(qp);
+        Ok(())
+    }
+
+    /// Takes the oldest request (the responder's `get_req`).
+    pub(crate) fn take_req(&self) -> Option<RecvPkt> {
+        self.req_pkts.lock().pop()
+    }
+
+    /// Takes the oldest response (the completer's `get_pkt`).
+    pub(crate) fn take_resp(&self) -> Option<RecvPkt> {
+        self.resp_pkts.lock().pop()
+    }
+
+    /// Calls `f` with the oldest request, left queued (the responder looks
+    /// before it takes).
+    #[expect(dead_code, reason = "for the transport (issue #4)")]
+    pub(crate) fn peek_req<R>(&self, f: impl FnOnce(Option<&RecvPkt>) -> R) -> R {
+        f(self.req_pkts.lock().peek())
+    }
+
+    /// Whether no request waits.
+    #[expect(dead_code, reason = "for the transport (issue #4)")]
+    pub(crate) fn req_empty(&self) -> bool {
+        self.req_pkts.lock().is_empty()
+    }
+
+    /// Drops every queued packet, requests and responses (`drain_req_pkts`,
+    /// `drain_resp_pkts`): for a QP in ERR or RESET.
+    pub(crate) fn drain(&self) {
+        while let Some(pkt) = self.take_req() {
+            drop(pkt);
+        }
+        while let Some(pkt) = self.take_resp() {
+            drop(pkt);
+        }
+    }
+
+    /// Stops both tasks until [`QpIo::enable`] (a reset), finishing the work
+    /// in progress. Process context.
+    pub(crate) fn disable(&self) {
+        self.send_task.disable();
+        self.recv_task.disable();
+    }
+
+    /// Lets the tasks run again after [`QpIo::disable`].
+    pub(crate) fn enable(&self) {
+        self.send_task.enable();
+        self.recv_task.enable();
+    }
+
+    /// Stops both tasks for good (destroy), then drops the queued packets.
+    /// Process context.
+    pub(crate) fn cleanup(&self) {
+        self.send_task.cleanup();
+        self.recv_task.cleanup();
+        self.drain();
+    }
+}
+
+/// The send task (`rxe_sender`): the requester, then the completer.
+///
+/// Until they exist (issue #4), it retires nothing: it drops responses,
+/// flushes the send queue in ERR and ends an SQ drain at once (no work
+/// request is ever in flight).
+fn sender(qp: &Arc<Qp>) -> Step {
+    let io = qp.io();
+    while let Some(pkt) = io.take_resp() {
+        drop(pkt);
+    }
+    if qp.state() == QpState::Err {
+        qp.flush_send();
+    } else {
+        qp.check_sq_drained();
+    }
+    Step::Done
+}
+
+/// The receive task (`rxe_receiver`): the responder.
+///
+/// Until it exists (issue #4), requests are dropped; in ERR the receive
+/// queue is flushed.
+fn receiver(qp: &Arc<Qp>) -> Step {
+    let io = qp.io();
+    while let Some(pkt) = io.take_req() {
+        drop(pkt);
+    }
+    qp.flush_recv();
+    Step::Done
+}

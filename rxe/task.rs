@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-QP work run from the driver's workqueue (the C driver's
+//! `rxe_task.c`): the requester, completer and responder of a QP each run
+//! as a [`Task`].
+//!
+//! [`Task::sched`] queues the task unless it is queued or running already,
+//! in which case the run in progress goes round once more (the C driver's
+//! ARMED state): work scheduled while a run is in progress is never lost,
+//! and a task never runs on two CPUs at once. A run calls the task's
+//! function until it says [`Step::Done`], at most [`MAX_ITERATIONS`] times;
+//! if there is more, the task is queued again behind the other work of the
+//! queue instead of holding the CPU (fairness across QPs, no busy loop).
+//!
+//! While queued or running, the task holds a reference on its owner (the
+//! QP), as the C driver takes one (`rxe_get`): the QP cannot be freed under
+//! it. [`Task::disable`] (a QP back to RESET) and [`Task::cleanup`] (a QP
+//! being destroyed) let the current work finish, running the function until
+//! it is done, then wait (sleeping, not spinning as the C driver does)
+//! until the task is idle; after that it does not run until
+//! [`Task::enable`], or never again after a cleanup.
+
+use crate::rdma::workqueue::ModuleQueue;
+use kernel::{
+    new_condvar, new_spinlock_irq, new_work,
+    prelude::*,
+    sync::{
+        Arc,
+        ArcBorrow,
+        CondVar,
+        SpinLockIrq, //
+    },
+    workqueue::{
+        impl_has_work,
+        Work,
+        WorkItem, //
+    },
+};
+
+/// The driver's workqueue (`rxe_wq`): unbound, as the C driver's; the
+/// module registers it before any device exists and destroys it after the
+/// last one, waiting for the work items in it.
+pub(crate) static WQ: ModuleQueue = ModuleQueue::new();
+
+/// Calls of a task's function per run before it is queued again
+/// (`RXE_MAX_ITERATIONS`).
+pub(crate) const MAX_ITERATIONS: u32 = 1024;
+
+/// What one call of a task's function says (the C functions' 0 and
+/// non-zero returns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// It did something and may have more to do: call again.
+    More,
+    /// Nothing more to do for now.
+    Done,
+}
+
+/// The C driver's `enum rxe_task_state`, in its order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum State {
+    /// Neither queued nor running.
+    Idle,
+    /// Queued or running.
+    Busy,
+    /// Running, and scheduled again meanwhile: goes round once more.
+    Armed,
+    /// Being disabled or cleaned up: finishes its work, then stops.
+    Draining,
+    /// Stopped until enabled.
+    Drained,
+    /// Cleaned up: never runs again.
+    Invalid,
+}
+
+struct Inner<T> {
+    state: State,
+    /// The owner, held while queued or running.
+    owner: Option<Arc<T>>,
+}
+
+/// Work of an owner `T` (a QP) run from the driver's workqueue.
+#[pin_data]
+pub(crate) struct Task<T: Send + Sync + 'static> {
+    #[pin]
+    work: Work<Task<T>>,
+    #[pin]
+    inner: SpinLockIrq<Inner<T>>,
+    /// Signalled when a run ends, for `disable` and `cleanup`.
+    #[pin]
+    idle: CondVar,
+    func: fn(&Arc<T>) -> Step,
+}
+
+impl_has_work! {
+    impl{T: Send + Sync + 'static} HasWork<Self> for Task<T> { self.work }
+}
+
+impl<T: Send + Sync + 'static> Task<T> {
+    /// A task running `func` on its owner, idle.
+    pub(crate) fn new(func: fn(&Arc<T>) -> Step) -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                work <- new_work!("rxe_task"),
+                inner <- new_spinlock_irq!(
+                    Inner {
+                        state: State::Idle,
+                        owner: None,
+                    },
+                    "rxe_task"
+                ),
+                idle <- new_condvar!("rxe_task_idle"),
+                func,
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Has the task run on `owner` soon (`rxe_sched_task`); any context.
+    pub(crate) fn sched(self: &Arc<Self>, owner: ArcBorrow<'_, T>) {
+        let mut g = self.inner.lock();
+        match g.state {
+            State::Idle => {
+                g.state = State::Busy;
+                g.owner = Some(owner.into());
+                if !matches!(WQ.get().map(|q| q.enqueue(self.clone())), Some(Ok(()))) {
+                    // No queue (module going away), or queued already,
+                    // which an idle task cannot be.
+                    g.state = State::Idle;
+                    let owner = g.owner.take();
+                    drop(g);
+                    drop(owner);
+                }
+            }
+            State::Busy => g.state = State::Armed,
+            _ => {}
+        }
+    }
+
+    /// Stops the task until [`Task::enable`] (`rxe_disable_task`): the work
+    /// in progress is finished first. Process context; never from the
+    /// task's own function.
+    pub(crate) fn disable(&self) {
+        self.stop(State::Drained);
+    }
+
+    /// Stops the task for good (`rxe_cleanup_task`), as [`Task::disable`].
+    pub(crate) fn cleanup(&self) {
+        self.stop(State::Invalid);
+    }
+
+    fn stop(&self, end: State) {
+        let mut g = self.inner.lock();
+        if matches!(g.state, State::Busy | State::Armed | State::Draining) {
+            g.state = State::Draining;
+            while g.state == State::Draining {
+                self.idle.wait(&mut g);
+            }
+        }
+        if g.state != State::Invalid {
+            g.state = end;
+        }
+    }
+
+    /// Lets a disabled task be scheduled again (`rxe_enable_task`); not
+    /// after a cleanup.
+    pub(crate) fn enable(&self) {
+        let mut g = self.inner.lock();
+        if g.state != State::Invalid {
+            g.state = State::Idle;
+        }
+    }
+
+    /// One run from the workqueue (`do_task`).
+    fn run(self: Arc<Self>) {
+        let owner = {
+            let mut g = self.inner.lock();
+            match (g.state, g.owner.clone()) {
+                (State::Busy | State::Armed | State::Draining, Some(owner)) => owner,
+                _ => {
+                    let owner = g.owner.take();
+                    drop(g);
+                    drop(owner);
+                    self.idle.notify_all();
+                    return;
+                }
+            }
+        };
+        loop {
+            let mut step = (self.func)(&owner);
+            let mut left = MAX_ITERATIONS;
+            while step == Step::More && left > 0 {
+                step = (self.func)(&owner);
+                left -= 1;
+            }
+            let mut g = self.inner.lock();
+            let again = match (step, g.state) {
+                // Out of iterations: the rest in a later run, behind the
+                // other QPs' work; a drain goes on until done.
+                (Step::More, State::Draining) => true,
+                (Step::More, _) => {
+                    g.state = State::Busy;
+                    if matches!(WQ.get().map(|q| q.enqueue(self.clone())), Some(Ok(()))) {
+                        // The owner stays held for the next run.
+                        return;
+                    }
+                    g.state = State::Idle;
+                    false
+                }
+                // Scheduled while running: once more.
+                (Step::Done, State::Armed) => {
+                    g.state = State::Busy;
+                    true
+                }
+                (Step::Done, State::Draining) => {
+                    g.state = State::Drained;
+                    false
+                }
+                (Step::Done, _) => {
+                    g.state = State::Idle;
+                    false
+                }
+            };
+            if !again {
+                let held = g.owner.take();
+                drop(g);
+                self.idle.notify_all();
+                drop(held);
+                return;
+            }
+        }
+    }
+}
+
+impl<T: Send + Sync + 'static> WorkItem for Task<T> {
+    type Pointer = Arc<Task<T>>;
+
+    fn run(this: Arc<Task<T>>) {
+        this.run();
+    }
+}
