@@ -97,7 +97,6 @@ impl Ahs {
 
     /// The address vector of handle `ah_num` if it belongs to `pd`, for a
     /// UD send of a QP of `pd` (`rxe_get_av`).
-    #[expect(dead_code, reason = "for the transport (issue #4)")]
     pub(crate) fn av(&self, ah_num: u32, pd: PdId) -> Option<Av> {
         let ah = self.pool.get(ah_num)?;
         (ah.pd == pd).then(|| ah.av())

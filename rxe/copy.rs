@@ -92,7 +92,6 @@ fn from_mr_error(e: Error) -> CopyError {
 /// completes with [`CopyError::send_status`], the responder's receive
 /// with `RESPST_ERR_LENGTH` if [`CopyError::is_length`] else
 /// `RESPST_ERR_MALFORMED_WQE`, the completer with `IB_WC_LOC_PROT_ERR`.
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 pub(crate) fn copy_data(
     rxe: &RxeDev,
     pd: PdId,

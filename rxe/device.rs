@@ -168,6 +168,11 @@ impl RxeDev {
             .store(IbMtu::for_netdev_mtu(ndev_mtu).as_raw(), Ordering::Relaxed);
     }
 
+    /// The port's active MTU in bytes (`mtu_cap`: a UD message's bound).
+    pub(crate) fn mtu_bytes(&self) -> u32 {
+        256 << (self.active_mtu.load(Ordering::Relaxed).clamp(1, 5) - 1)
+    }
+
     pub(crate) fn count(&self, counter: usize) {
         self.count_add(counter, 1);
     }

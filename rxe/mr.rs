@@ -307,7 +307,6 @@ impl Mr {
     }
 }
 
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 fn check_range(kind: MrKind, g: &Inner, iova: u64, length: u64) -> Result {
     if keys::range_ok(kind, g.iova, g.length, iova, length) {
         Ok(())

@@ -201,7 +201,6 @@ impl EncapRecv for RxeRecv {
 }
 
 /// Where a packet goes: the parts of an address vector the network needs.
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 pub(crate) struct Dest {
     /// Source address: the address of the GID at the AV's SGID index.
     pub(crate) src: IpAddr,
@@ -228,7 +227,6 @@ pub(crate) struct Dest {
 /// Errors: `ENODEV` without a netdev, `ENOMEM` without an skb,
 /// `EHOSTUNREACH` without a route, `EINVAL` if `build` wrote no valid
 /// packet, `build`'s own; `EIO` if the IP layer refused it.
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 pub(crate) fn send<O: TxOwner>(
     dev: &Device<Rxe>,
     dest: &Dest,

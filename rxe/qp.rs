@@ -47,11 +47,15 @@ use crate::{
     rdma::{
         bindings,
         cq::Completion as WorkCompletion,
-        ib_device::Device,
+        ib_device::{
+            Device,
+            DeviceRef, //
+        },
         mmap::{
             UserContext,
             UserMapping, //
         },
+        mr::PdId,
         object::CoreObject,
         pool::{
             Pool,
@@ -267,13 +271,75 @@ impl Qp {
         self.qp_type
     }
 
+    /// Its QPN.
+    pub(crate) fn qpn(&self) -> u32 {
+        self.qpn
+    }
+
+    /// The core's QP, for completions.
+    pub(crate) fn ib_ptr(&self) -> *mut bindings::ib_qp {
+        self.ib.as_ptr()
+    }
+
+    /// Its device, while registered (for the transport's tasks).
+    pub(crate) fn device(&self) -> Option<DeviceRef<Rxe>> {
+        Device::of_qp(&self.ib)
+    }
+
+    /// Its protection domain.
+    pub(crate) fn pd_id(&self) -> PdId {
+        PdId::of(self.pd.as_ptr())
+    }
+
+    /// Every send completes (`IB_SIGNAL_ALL_WR`).
+    pub(crate) fn sq_sig_all(&self) -> bool {
+        self.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR
+    }
+
+    /// The send queue.
+    pub(crate) fn sq_queue(&self) -> &SpinLockIrq<Queue> {
+        &self.sq_queue
+    }
+
+    /// The send and receive completion queues.
+    pub(crate) fn scq(&self) -> &Cq {
+        &self.scq
+    }
+
+    /// The receive completion queue.
+    pub(crate) fn rcq(&self) -> &Cq {
+        &self.rcq
+    }
+
+    /// The requester's next PSN, taken (`qp->req.psn++`).
+    pub(crate) fn next_req_psn(&self) -> u32 {
+        let mut a = self.attrs.lock();
+        let psn = a.req_psn;
+        a.req_psn = (psn + 1) & crate::wire::bth::BTH_PSN_MASK;
+        psn
+    }
+
+    /// Takes the next receive WQE of its SRQ or receive queue, for the
+    /// responder; `None` if there is none (or it is malformed).
+    pub(crate) fn take_recv_wqe(&self) -> Option<crate::srq::RecvWqe> {
+        if let Some(srq) = &self.srq {
+            return srq.take_wqe().ok().flatten();
+        }
+        let max_sge = self.rq.as_ref().map_or(0, |rq| rq.max_sge);
+        let mut g = self.rq_queue.lock();
+        let q = (*g).as_mut()?;
+        let index = q.head(QueueType::FromClient)?;
+        let wqe = crate::srq::read_recv_wqe(q, index, max_sge).ok()?;
+        q.advance_consumer(QueueType::FromClient).ok()?;
+        Some(wqe)
+    }
+
     /// Calls `f` with the attributes, under the state lock.
     pub(crate) fn with_attrs<R>(&self, f: impl FnOnce(&QpAttrs) -> R) -> R {
         f(&self.attrs.lock())
     }
 
     /// The UDP source port of its packets.
-    #[expect(dead_code, reason = "for the transport (issue #4)")]
     pub(crate) fn src_port(&self) -> u16 {
         self.src_port.load(Ordering::Relaxed)
     }
@@ -393,7 +459,6 @@ impl Qp {
 
     /// Moves the QP to ERR, as the transport does on a fatal error: the
     /// tasks then flush outstanding work requests (`rxe_qp_error`).
-    #[expect(dead_code, reason = "for the transport (issue #4)")]
     pub(crate) fn set_error(self: ArcBorrow<'_, Self>) {
         self.attrs.lock().set_error();
         self.sched_recv();

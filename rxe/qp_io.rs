@@ -16,7 +16,10 @@
 //! skb queues; a packet that cannot be queued (no memory) is dropped.
 
 use crate::qp::Qp;
-use crate::qp_attr::QpState;
+use crate::qp_attr::{
+    QpState,
+    QpType, //
+};
 use crate::recv::RecvPkt;
 use crate::task::{
     Step,
@@ -195,6 +198,9 @@ impl QpIo {
 /// flushes the send queue in ERR and ends an SQ drain at once (no work
 /// request is ever in flight).
 fn sender(qp: &Arc<Qp>) -> Step {
+    if matches!(qp.qp_type(), QpType::Ud | QpType::Gsi) && qp.state() != QpState::Err {
+        return crate::ud::requester(qp);
+    }
     let io = qp.io();
     while let Some(pkt) = io.take_resp() {
         drop(pkt);
@@ -212,6 +218,9 @@ fn sender(qp: &Arc<Qp>) -> Step {
 /// Until it exists (issue #4), requests are dropped; in ERR the receive
 /// queue is flushed.
 fn receiver(qp: &Arc<Qp>) -> Step {
+    if matches!(qp.qp_type(), QpType::Ud | QpType::Gsi) && qp.state() != QpState::Err {
+        return crate::ud::responder(qp);
+    }
     let io = qp.io();
     while let Some(pkt) = io.take_req() {
         drop(pkt);

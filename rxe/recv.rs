@@ -100,13 +100,11 @@ impl RecvPkt {
 
     /// The IP header (the GRH of a UD receive is built from it): IPv4's
     /// first 20 bytes or IPv6's 40.
-    #[expect(dead_code, reason = "for the transport (issue #4)")]
     pub(crate) fn ip_header(&self) -> Option<IpHdr<'_>> {
         IpHdr::parse(self.skb.headers())
     }
 
     /// Frees the packet as consumed (`consume_skb`), not as a drop.
-    #[expect(dead_code, reason = "for the transport (issue #4)")]
     pub(crate) fn consume(self) {
         self.skb.consume();
     }

@@ -42,10 +42,10 @@ mod recv;
 pub mod roce;
 mod srq;
 mod task;
+mod ud;
 #[expect(dead_code, reason = "used by the transport, issue #4")]
 mod wire;
 pub mod wqe;
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 mod xmit;
 
 use kernel::prelude::*;

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Unreliable datagrams (UD QPs, and the GSI QP, QP1): the requester's and
+//! the responder's part of the C driver's `rxe_req.c`, `rxe_resp.c` and
+//! `rxe_comp.c` for them.
+//!
+//! Requester: one packet per WQE (a message fits a path MTU, else the WQE
+//! fails with `IB_WC_LOC_QP_OP_ERR`): BTH and DETH (the Q_Key of the work
+//! request, or the QP's if its high bit is set; the source QPN), the payload
+//! gathered from the WQE's entries by lkey or taken from its inline data,
+//! sent to the address vector of the WQE's address handle; the WQE then
+//! completes on the send CQ (if signalled) with the message length, as the
+//! completer does for a UD send once it is sent.
+//!
+//! Responder: a SEND ONLY (with immediate) takes the next WQE of the
+//! receive queue or SRQ (none: the packet is dropped, as C does for UD);
+//! the 40-byte GRH (the IPv6 header, or 20 zero bytes then the IPv4
+//! header, `build_rdma_network_hdr`) then the payload are scattered into
+//! its entries, and it completes on the receive CQ with the source QPN,
+//! `IB_WC_GRH` (and the immediate data), the P_Key index and the network
+//! header type.
+
+use crate::device::Rxe;
+use crate::dma::DmaInfo;
+use crate::qp::Qp;
+use crate::qp_attr::QpState;
+use crate::rdma::{bindings, cq::Completion, ib_device::Device, mr::CopyDir};
+use crate::recv::RecvPkt;
+use crate::task::Step;
+use crate::wire::{
+    bth::{
+        Bth,
+        BTH_DEF_PKEY, //
+    },
+    ext::{
+        Deth,
+        Immdt, //
+    },
+    icrc::IpHdr,
+    opcode::code,
+};
+use crate::wqe::{
+    self,
+    send_off, //
+};
+use crate::{
+    copy,
+    params, //
+};
+use kernel::{
+    prelude::*,
+    sync::Arc, //
+};
+
+/// Byte offsets in `wr.ud` of a send WQE (`struct rxe_send_wr`).
+mod ud_off {
+    use super::send_off::WR;
+    /// `remote_qpn`.
+    pub(super) const REMOTE_QPN: usize = WR;
+    /// `remote_qkey`.
+    pub(super) const REMOTE_QKEY: usize = WR + 4;
+    /// `ah_num`.
+    pub(super) const AH_NUM: usize = WR + 12;
+}
+
+/// The 40 bytes a UD receive buffer starts with (`union rdma_network_hdr`).
+const GRH_LEN: usize = 40;
+
+fn get32(b: &[u8], off: usize) -> u32 {
+    b.get(off..off + 4)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u32::from_ne_bytes)
+}
+
+fn get64(b: &[u8], off: usize) -> u64 {
+    b.get(off..off + 8)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u64::from_ne_bytes)
+}
+
+/// Sends the WQE at the head of `qp`'s send queue, if any, and completes
+/// it; [`Step::Done`] when the queue is empty or the QP cannot send.
+pub(crate) fn requester(qp: &Arc<Qp>) -> Step {
+    match qp.state() {
+        QpState::Rts => {}
+        QpState::Sqd => {
+            // Nothing is in flight: the drain is over.
+            qp.check_sq_drained();
+            return Step::Done;
+        }
+        _ => return Step::Done,
+    }
+    let Some(dev) = qp.device() else {
+        return Step::Done;
+    };
+    // The WQE's bytes: the requester owns the consumer index, so they do
+    // not change until it moves.
+    let wqe = {
+        let q = qp.sq_queue().lock();
+        let Some(index) = q.head(crate::queue_index::QueueType::FromClient) else {
+            return Step::Done;
+        };
+        let mut b = KVec::new();
+        if b.resize(q.elem_size(), 0, GFP_KERNEL).is_err()
+            || q.read_bytes(index, 0, &mut b).is_err()
+        {
+            return Step::Done;
+        }
+        b
+    };
+    let status = send_one(&dev, qp, &wqe);
+    let flags = get32(&wqe, send_off::SEND_FLAGS);
+    let signalled = qp.sq_sig_all() || flags & bindings::ib_send_flags_IB_SEND_SIGNALED as u32 != 0;
+    let ok = status == bindings::ib_wc_status_IB_WC_SUCCESS;
+    if ok {
+        dev.data().count(params::CNT_RDMA_SEND);
+    }
+    if signalled || !ok {
+        let dma = DmaInfo::decode(wqe.get(send_off::DMA..).unwrap_or_default()).unwrap_or_default();
+        let c = Completion {
+            wr_id: get64(&wqe, send_off::WR_ID),
+            status,
+            opcode: bindings::ib_wc_opcode_IB_WC_SEND,
+            byte_len: dma.length,
+            qp_num: qp.qpn(),
+            qp: qp.ib_ptr(),
+            ..Completion::default()
+        };
+        let _ = qp.scq().post(&c, false);
+    }
+    {
+        let mut q = qp.sq_queue().lock();
+        let _ = q.advance_consumer(crate::queue_index::QueueType::FromClient);
+    }
+    if !ok {
+        // As the C requester's error path: the QP goes to ERR, which
+        // flushes the rest.
+        qp.as_arc_borrow().set_error();
+        return Step::Done;
+    }
+    Step::More
+}
+
+/// Builds and sends the packet of one UD send WQE; the completion status.
+fn send_one(dev: &Device<Rxe>, qp: &Qp, w: &[u8]) -> u32 {
+    use bindings::{
+        ib_wc_status_IB_WC_LOC_QP_OP_ERR as LOC_QP_OP_ERR,
+        ib_wc_status_IB_WC_SUCCESS as SUCCESS, //
+    };
+    let opcode = get32(w, send_off::OPCODE);
+    let flags = get32(w, send_off::SEND_FLAGS);
+    let bth_op = match opcode {
+        wqe::opcode::SEND => code::UD_SEND_ONLY,
+        wqe::opcode::SEND_WITH_IMM => code::UD_SEND_ONLY_WITH_IMMEDIATE,
+        _ => return LOC_QP_OP_ERR,
+    };
+    let Some(mut dma) = w.get(send_off::DMA..).and_then(DmaInfo::decode) else {
+        return LOC_QP_OP_ERR;
+    };
+    let list = w.get(send_off::DATA..).unwrap_or_default();
+    let len = dma.length as usize;
+    if len > dev.data().mtu_bytes() as usize {
+        return LOC_QP_OP_ERR;
+    }
+    let rxe = dev.data();
+    let Some(av) = rxe.ahs.av(get32(w, ud_off::AH_NUM), qp.pd_id()) else {
+        return LOC_QP_OP_ERR;
+    };
+    let wr_qkey = get32(w, ud_off::REMOTE_QKEY);
+    let qkey = if wr_qkey & 0x8000_0000 != 0 {
+        qp.with_attrs(|a| a.qkey)
+    } else {
+        wr_qkey
+    };
+    let psn = qp.next_req_psn();
+    let mut bth = Bth::new(bth_op, get32(w, ud_off::REMOTE_QPN), psn);
+    bth.se = flags & bindings::ib_send_flags_IB_SEND_SOLICITED as u32 != 0;
+    bth.pkey = BTH_DEF_PKEY;
+    let deth = Deth {
+        qkey,
+        sqp: qp.qpn(),
+    };
+    let imm = get32(w, send_off::EX);
+    let inline = flags & wqe::SEND_INLINE != 0;
+    let pd = qp.pd_id();
+    let mut copy_status = SUCCESS;
+    let r = crate::xmit::xmit(
+        dev,
+        qp,
+        &crate::xmit::dest_of(&av),
+        &bth,
+        len,
+        &mut |p| {
+            p.set(&deth)?;
+            if bth_op == code::UD_SEND_ONLY_WITH_IMMEDIATE {
+                // Kept in network order in the WQE, as in the completion.
+                p.set(&Immdt {
+                    imm: u32::from_be(imm),
+                })?;
+            }
+            Ok(())
+        },
+        |payload| {
+            let r = if inline {
+                dma.take_inline(list, payload)
+            } else {
+                copy::copy_data(&rxe, pd, 0, &mut dma, list, payload, CopyDir::FromMr)
+            };
+            r.map_err(|e| {
+                copy_status = e.send_status();
+                EINVAL
+            })
+        },
+    );
+    match r {
+        Ok(()) => SUCCESS,
+        Err(_) if copy_status != SUCCESS => copy_status,
+        Err(_) => LOC_QP_OP_ERR,
+    }
+}
+
+/// Takes the next request packet of `qp` and delivers it to a receive WQE;
+/// [`Step::Done`] when none is left.
+pub(crate) fn responder(qp: &Arc<Qp>) -> Step {
+    let Some(pkt) = qp.io().take_req() else {
+        return Step::Done;
+    };
+    let Some(dev) = qp.device() else {
+        return Step::More;
+    };
+    receive_one(&dev, qp, pkt);
+    Step::More
+}
+
+fn receive_one(dev: &Device<Rxe>, qp: &Qp, pkt: RecvPkt) {
+    let Some(view) = pkt.view() else {
+        return;
+    };
+    let (imm, with_imm) = match view.opcode() {
+        code::UD_SEND_ONLY => (0, false),
+        code::UD_SEND_ONLY_WITH_IMMEDIATE => (view.immdt().map_or(0, |i| i.imm.to_be()), true),
+        _ => return,
+    };
+    let Some(deth) = view.deth() else {
+        return;
+    };
+    let payload = view.payload();
+    let Some(grh) = network_hdr(&pkt) else {
+        return;
+    };
+    let solicited = view.bth().se;
+    let Some(wqe) = qp.take_recv_wqe() else {
+        // No receive posted: a datagram is dropped (C: RNR for UD).
+        return;
+    };
+    let rxe = dev.data();
+    let mut list = [0u8; params::MAX_SGE as usize * 16];
+    for (i, s) in wqe.sge.iter().take(wqe.num_sge as usize).enumerate() {
+        wqe::put_sge(&mut list, 0, i, s.addr, s.length, s.lkey);
+    }
+    let total = GRH_LEN + payload.len();
+    let mut dma = DmaInfo {
+        length: wqe.length,
+        resid: wqe.length,
+        cur_sge: 0,
+        num_sge: wqe.num_sge,
+        sge_offset: 0,
+    };
+    let mut status = bindings::ib_wc_status_IB_WC_SUCCESS;
+    if total > wqe.length as usize {
+        status = bindings::ib_wc_status_IB_WC_LOC_LEN_ERR;
+    } else {
+        let access = bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
+        let mut grh = grh;
+        for part in [&mut grh[..], &mut payload_copy(payload)[..]] {
+            if let Err(e) = copy::copy_data(
+                &rxe,
+                qp.pd_id(),
+                access,
+                &mut dma,
+                &list,
+                part,
+                CopyDir::ToMr,
+            ) {
+                status = if e.is_length() {
+                    bindings::ib_wc_status_IB_WC_LOC_LEN_ERR
+                } else {
+                    bindings::ib_wc_status_IB_WC_LOC_PROT_ERR
+                };
+                break;
+            }
+        }
+    }
+    let mut wc_flags = bindings::ib_wc_flags_IB_WC_GRH;
+    if with_imm {
+        wc_flags |= bindings::ib_wc_flags_IB_WC_WITH_IMM;
+    }
+    let network_hdr_type = match pkt.ip_header() {
+        Some(IpHdr::V4(_)) => bindings::rdma_network_type_RDMA_NETWORK_IPV4,
+        _ => bindings::rdma_network_type_RDMA_NETWORK_IPV6,
+    };
+    let c = Completion {
+        wr_id: wqe.wr_id,
+        status,
+        opcode: bindings::ib_wc_opcode_IB_WC_RECV,
+        byte_len: total as u32,
+        qp_num: qp.qpn(),
+        qp: qp.ib_ptr(),
+        ex: imm,
+        src_qp: deth.sqp,
+        wc_flags: wc_flags | bindings::ib_wc_flags_IB_WC_WITH_NETWORK_HDR_TYPE,
+        pkey_index: pkt.pkey_index,
+        port_num: pkt.port_num,
+        network_hdr_type: network_hdr_type as u8,
+        ..Completion::default()
+    };
+    rxe.count(params::CNT_RDMA_RECV);
+    let _ = qp.rcq().post(&c, solicited);
+    pkt.consume();
+}
+
+/// The payload, copied: the packet's skb is read-only and `copy_data`
+/// takes a mutable buffer for both directions.
+fn payload_copy(payload: &[u8]) -> KVec<u8> {
+    let mut v = KVec::new();
+    let _ = v.extend_from_slice(payload, GFP_KERNEL);
+    v
+}
+
+/// `build_rdma_network_hdr`: the IPv6 header, or 20 zero bytes then the
+/// IPv4 header.
+fn network_hdr(pkt: &RecvPkt) -> Option<[u8; GRH_LEN]> {
+    let mut grh = [0u8; GRH_LEN];
+    match pkt.ip_header()? {
+        IpHdr::V4(h) => grh[20..].copy_from_slice(h),
+        IpHdr::V6(h) => grh.copy_from_slice(h),
+    }
+    Some(grh)
+}
