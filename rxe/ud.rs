@@ -95,19 +95,21 @@ pub(crate) fn requester(qp: &Arc<Qp>) -> Step {
     };
     // The WQE's bytes: the requester owns the consumer index, so they do
     // not change until it moves.
-    let wqe = {
+    // The buffer is allocated before the queue's (irq-safe) lock is taken.
+    let size = qp.sq_queue().lock().elem_size();
+    let mut wqe = KVec::new();
+    if wqe.resize(size, 0, GFP_KERNEL).is_err() {
+        return Step::Done;
+    }
+    {
         let q = qp.sq_queue().lock();
         let Some(index) = q.head(crate::queue_index::QueueType::FromClient) else {
             return Step::Done;
         };
-        let mut b = KVec::new();
-        if b.resize(q.elem_size(), 0, GFP_KERNEL).is_err()
-            || q.read_bytes(index, 0, &mut b).is_err()
-        {
+        if q.elem_size() != size || q.read_bytes(index, 0, &mut wqe).is_err() {
             return Step::Done;
         }
-        b
-    };
+    }
     let status = send_one(&dev, qp, &wqe);
     let flags = get32(&wqe, send_off::SEND_FLAGS);
     let signalled = qp.sq_sig_all() || flags & bindings::ib_send_flags_IB_SEND_SIGNALED as u32 != 0;
