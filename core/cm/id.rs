@@ -582,6 +582,25 @@ impl CmId {
         unsafe { (*self.device()).attrs.local_ca_ack_delay }
     }
 
+    /// After a request (REQ, SIDR_REQ) was posted by hand: keeps its
+    /// transaction id for the response, then carries out the rest of `step`
+    /// and records the state the message was sent in.
+    fn enter_posted(self: &Arc<Self>, g: &mut Inner, step: &Step) {
+        // SAFETY: `msg` was just posted and is ours to read until completion,
+        // which clears it under this lock.
+        g.tid = MadHdr(unsafe { &*(*g.msg).mad.cast::<Mad>() }).tid();
+        let _ = self.apply(
+            g,
+            &Step {
+                gate: None,
+                ..*step
+            },
+            None,
+            &[],
+        );
+        g.msg_state = step.state;
+    }
+
     /// Carries out `step` (gate, cancel, state, bookkeeping, send) under the
     /// ID's lock; returns the event to deliver, or the error of the gate or
     /// the send.
@@ -1535,11 +1554,7 @@ fn send_req(id: &Arc<CmId>, p: &bindings::ib_cm_req_param) -> Result {
         format::req(m, &ReqFields { tid, ..snapshot })
     });
     posted?;
-    // SAFETY: `msg` was just posted and is ours to read until completion,
-    // which clears it under this lock.
-    g.tid = MadHdr(unsafe { &*(*g.msg).mad.cast::<Mad>() }).tid();
-    let _ = id.apply(&mut g, &Step { gate: None, ..step }, None, &[]);
-    g.msg_state = step.state;
+    id.enter_posted(&mut g, &step);
     Ok(())
 }
 
@@ -1871,11 +1886,7 @@ fn send_sidr_req(id: &Arc<CmId>, p: &bindings::ib_cm_sidr_req_param) -> Result {
         let tid = format::form_tid(hi, local_id);
         format::sidr_req(m, tid, local_id, pkey, service_id, pd)
     })?;
-    // SAFETY: `msg` was just posted and is ours to read until completion,
-    // which clears it under this lock.
-    g.tid = MadHdr(unsafe { &*(*g.msg).mad.cast::<Mad>() }).tid();
-    let _ = id.apply(&mut g, &Step { gate: None, ..step }, None, &[]);
-    g.msg_state = step.state;
+    id.enter_posted(&mut g, &step);
     Ok(())
 }
 
