@@ -1247,4 +1247,27 @@ mod tests {
         assert_eq!(roundup_pow_of_two(128), 128);
         assert_eq!(roundup_pow_of_two(0), 0);
     }
+
+    #[test]
+    fn sport_of_qpn_is_the_c_hash() {
+        // hash_32(17, 14) = (17 * 0x61c88647) >> 18.
+        let h = (17u32.wrapping_mul(0x61c8_8647) >> 18) as u16;
+        assert_eq!(initial_src_port(17), 0xc000 | h);
+        // 17 * 0x61c88647 = 0x7e50eab7 (mod 2^32), >> 18 = 0x1f94.
+        assert_eq!(initial_src_port(17), 0xdf94);
+        for qpn in [0, 1, 16, 0xff_fffe, 0xff_ffff] {
+            assert!(initial_src_port(qpn) >= 0xc000);
+        }
+    }
+
+    #[test]
+    fn sport_of_flow() {
+        // A flow label: low 14 bits xor the high 6.
+        assert_eq!(udp_sport(0x1, 5, 6), 0xc001);
+        assert_eq!(udp_sport(0xf_c000, 5, 6), 0xc03f);
+        assert_eq!(udp_sport(0xf_ffff, 0, 0), 0xc000 | (0x3fff ^ 0x3f));
+        // No label: the symmetric label of the two QPNs.
+        assert_eq!(udp_sport(0, 17, 18), udp_sport(0, 18, 17));
+        assert_eq!(udp_sport(0, 17, 18), udp_sport(17 * 18, 0, 0));
+    }
 }
