@@ -117,7 +117,7 @@ pub(crate) fn requester(qp: &Arc<Qp>) -> Step {
     if ok {
         dev.data().count(params::CNT_RDMA_SEND);
     }
-    if signalled || !ok {
+    let completion = if signalled || !ok {
         let dma = DmaInfo::decode(wqe.get(send_off::DMA..).unwrap_or_default()).unwrap_or_default();
         let c = Completion {
             wr_id: get64(&wqe, send_off::WR_ID),
@@ -128,11 +128,20 @@ pub(crate) fn requester(qp: &Arc<Qp>) -> Step {
             qp: qp.ib_ptr(),
             ..Completion::default()
         };
-        let _ = qp.scq().post(&c, false);
-    }
+        Some(c)
+    } else {
+        None
+    };
+    // The slot is freed before the completion is posted, as the C
+    // completer does: a consumer that sees the CQE may post into the slot
+    // at once, and with a one-deep queue it would otherwise find the
+    // queue still full (ENOMEM from the provider's post_send).
     {
         let mut q = qp.sq_queue().lock();
         let _ = q.advance_consumer(crate::queue_index::QueueType::FromClient);
+    }
+    if let Some(c) = completion {
+        let _ = qp.scq().post(&c, false);
     }
     if !ok {
         // As the C requester's error path: the QP goes to ERR, which
