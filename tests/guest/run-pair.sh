@@ -21,6 +21,13 @@ GUEST_CPUS=${RRXE_GUEST_CPUS:-1}
 # Extra kernel parameters (the benchmark passes tsc_early_khz, see bench.sh).
 GUEST_APPEND=${RRXE_GUEST_APPEND:-}
 
+# The guests cover these host paths with tmpfs (tests/guest/init.sh): modules
+# there are invisible in the guest, which would then load the in-tree ones.
+case $(realpath -m "$MODDIR")/ in
+/tmp/*|/run/*|/var/tmp/*|/var/log/*|/var/lib/*|/root/*|/mnt/*|/lib/modules/*)
+	die "module dir $MODDIR is hidden in the guests by a tmpfs; build the modules with scripts/build-modules.sh (they go under /var/cache/rust-rxe/modules)" ;;
+esac
+
 rm -rf "$RUN"
 mkdir -p "$RUN/a" "$RUN/b" "$RUN/sync"
 krel=$(ls "$KB/modinst/lib/modules")
