@@ -1,0 +1,27 @@
+# Device limits (tests/scenarios/rxe_limits.c, part "objects"), each guest
+# on its own device looped back to itself: max_ah address handles and one
+# more, max_mcast_qp_attach QPs in a group and one more (the errno of the
+# one beyond, everything reusable after), QP capabilities and work requests
+# one beyond their maxima, a zero-length UD send. Afterwards the device
+# holds no more objects than before. The same results are expected from the
+# C driver (set c). rxe_cq_overflow runs the program's transport part.
+# timeout: 180
+modprobe ib_uverbs
+modprobe rdma_rxe
+[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
+wait_gid rxe0 "$MYIP" || exit 1
+idx=$(gid_index_v4 rxe0 "$MYIP") || { echo "no RoCE v2 GID"; exit 1; }
+gcc -O1 -Wall -o ./rxe_limits "$RRXE_REPO/tests/scenarios/rxe_limits.c" -libverbs ||
+	{ echo "cannot build the check"; exit 4; }
+before=$(rdma resource show rxe0)
+echo "before: $before"
+start=$(date +%s)
+./rxe_limits rxe0 "$idx" "${LIMITS_PART:-objects}" 2>&1 | tee limits.out
+rc=${PIPESTATUS[0]}
+echo "took $(($(date +%s) - start)) s"
+# The process is gone: the RDMA core destroyed what it left.
+after=$(rdma resource show rxe0)
+echo "after:  $after"
+[ "$before" = "$after" ] || { echo "objects left behind"; exit 1; }
+[ $rc = 0 ] || echo "$(grep -c '^FAIL' limits.out) check(s) failed, the first: $(grep -m1 '^FAIL' limits.out)"
+exit $rc
