@@ -21,7 +21,6 @@ use crate::{
 /// The operation of a CMP_SWP (`cmp_swap`) or FETCH_ADD request with the
 /// operands of its AtomicETH (`atmeth_comp`, `atmeth_swap_add`, in host
 /// order).
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 pub(crate) fn request_op(cmp_swap: bool, compare: u64, swap_add: u64) -> WordOp {
     if cmp_swap {
         WordOp::CompareSwap {
@@ -38,7 +37,6 @@ pub(crate) fn request_op(cmp_swap: bool, compare: u64, swap_add: u64) -> WordOp 
 /// original value for the AtomicAckETH. [`RemoteError::RkeyViolation`] if
 /// the region is no longer valid, the word is out of its range or not
 /// mapped; [`RemoteError::Misaligned`] if `iova` is not 8-byte aligned.
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 pub(crate) fn atomic_op(target: &RemoteMr, iova: u64, op: WordOp) -> Result<u64, RemoteError> {
     let op = match op {
         // A store is not a CMP_SWP or FETCH_ADD.

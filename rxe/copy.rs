@@ -185,7 +185,6 @@ pub(crate) struct RemoteMr {
     offset: u64,
 }
 
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 impl RemoteMr {
     /// The region.
     pub(crate) fn mr(&self) -> &Arc<Mr> {
@@ -270,7 +269,6 @@ impl RemoteMr {
 /// data, `get_rkey_violation_state`). The caller checks the range next.
 ///
 /// A zero-length RDMA READ or WRITE does not resolve its rkey (C9-88).
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 pub(crate) fn lookup_rkey(
     rxe: &RxeDev,
     pd: PdId,
@@ -323,7 +321,6 @@ pub(crate) fn resolve_rkey(
 /// first packet are not checked again. The offset is 0: the caller keeps
 /// the address it computed with [`RemoteMr::offset`] at the first packet.
 /// `None` is `RESPST_ERR_RKEY_VIOLATION`.
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 pub(crate) fn recheck_rkey(rxe: &RxeDev, rkey: u32) -> Option<RemoteMr> {
     let mr = if keys::rkey_is_mw(rkey) {
         let mw = rxe.mws.get(rkey)?;
@@ -348,7 +345,6 @@ pub(crate) fn recheck_rkey(rxe: &RxeDev, rkey: u32) -> Option<RemoteMr> {
 /// ([`crate::access::local_op_error_status`]). Also the invalidation of a
 /// SEND_WITH_INV at the responder (`invalidate_rkey`, where a failure is
 /// `RESPST_ERR_INVALIDATE_RKEY`).
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 pub(crate) fn local_inv(rxe: &RxeDev, rkey: u32) -> Result {
     if keys::rkey_is_mw(rkey) {
         rxe.mws.invalidate(rkey)

@@ -76,7 +76,6 @@ pub(crate) enum MrState {
 }
 
 /// Which key a lookup matches (`enum rxe_mr_lookup_type`).
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Lookup {
     /// The lkey of a local work request.
@@ -334,7 +333,6 @@ impl Mrs {
     }
 }
 
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 impl Mrs {
     /// The valid region of `pd` with `key` allowing `access` (`lookup_mr`).
     pub(crate) fn lookup(&self, pd: PdId, access: u32, key: u32, kind: Lookup) -> Option<Arc<Mr>> {

@@ -115,7 +115,6 @@ impl Mws {
     }
 }
 
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 impl Mws {
     /// The window named by `rkey`, if its rkey matches.
     pub(crate) fn get(&self, rkey: u32) -> Option<Arc<Mw>> {

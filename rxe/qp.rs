@@ -241,6 +241,9 @@ pub(crate) struct Qp {
     /// The transport's tasks and input queues (rxe/qp_io.rs).
     #[pin]
     io: QpIo,
+    /// The connected transports' state (rxe/rc.rs).
+    #[pin]
+    rc: crate::rc::Rc,
 }
 
 #[pinned_drop]
@@ -259,6 +262,41 @@ impl Qp {
     /// The transport's tasks and input queues.
     pub(crate) fn io(&self) -> &QpIo {
         &self.io
+    }
+
+    /// The connected transports' state.
+    pub(crate) fn rc(&self) -> &crate::rc::Rc {
+        &self.rc
+    }
+
+    /// Calls `f` with the attributes to change, under the state lock.
+    pub(crate) fn with_attrs_mut<R>(&self, f: impl FnOnce(&mut QpAttrs) -> R) -> R {
+        f(&mut self.attrs.lock())
+    }
+
+    /// The send queue's `max_sge`.
+    pub(crate) fn sq_max_sge(&self) -> u32 {
+        self.sq.max_sge
+    }
+
+    /// The send queue index after `index`.
+    pub(crate) fn sq_next(&self, index: u32) -> u32 {
+        self.sq_queue.lock().next_index(index)
+    }
+
+    /// Takes a read/atomic credit if one is free (`rd_atomic`).
+    pub(crate) fn take_rd_atomic(&self) -> bool {
+        let mut a = self.attrs.lock();
+        if a.req_rd_atomic == 0 {
+            return false;
+        }
+        a.req_rd_atomic -= 1;
+        true
+    }
+
+    /// It takes its receives from a shared receive queue.
+    pub(crate) fn has_srq(&self) -> bool {
+        self.srq.is_some()
     }
 
     /// Not destroyed yet.
@@ -443,6 +481,7 @@ impl Qp {
             Self::discard(q);
         }
         self.ssn.store(0, Ordering::Relaxed);
+        self.rc.reset();
         self.io.enable();
     }
 
@@ -869,6 +908,7 @@ fn create(
             valid: AtomicBool::new(true),
             released,
             io <- QpIo::new(),
+            rc <- crate::rc::Rc::new(),
         }),
         GFP_KERNEL,
     )?;

@@ -201,6 +201,9 @@ fn sender(qp: &Arc<Qp>) -> Step {
     if matches!(qp.qp_type(), QpType::Ud | QpType::Gsi) && qp.state() != QpState::Err {
         return crate::ud::requester(qp);
     }
+    if matches!(qp.qp_type(), QpType::Rc | QpType::Uc) && qp.state() != QpState::Err {
+        return crate::rc::sender(qp);
+    }
     let io = qp.io();
     while let Some(pkt) = io.take_resp() {
         drop(pkt);
@@ -220,6 +223,9 @@ fn sender(qp: &Arc<Qp>) -> Step {
 fn receiver(qp: &Arc<Qp>) -> Step {
     if matches!(qp.qp_type(), QpType::Ud | QpType::Gsi) && qp.state() != QpState::Err {
         return crate::ud::responder(qp);
+    }
+    if matches!(qp.qp_type(), QpType::Rc | QpType::Uc) && qp.state() != QpState::Err {
+        return crate::rc::receiver(qp);
     }
     let io = qp.io();
     while let Some(pkt) = io.take_req() {

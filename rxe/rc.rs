@@ -1,0 +1,1021 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The connected transports (RC and UC) of a QP's tasks: the requester and
+//! the completer run from the send task, the responder from the receive
+//! task, each driving its pure logic (`req_plan.rs`, `comp_check.rs`,
+//! `resp_check.rs`) over the QP: its queues, the packets rxe/recv.rs
+//! queued for it, the data path (rxe/copy.rs) and rxe/xmit.rs.
+//!
+//! Not done yet (issue #4): the retransmission and RNR timers (an RNR NAK
+//! retries at once), local operations (LOCAL_INV, REG_MR, BIND_MW complete
+//! in error), FLUSH and ATOMIC WRITE at the responder, the QP access error
+//! event.
+
+use crate::{
+    comp_check::{
+        self,
+        CompEnv,
+        CompInfo,
+        HeadWqe,
+        Resp,
+        RetryLimits,
+        WcStatus, //
+    },
+    copy,
+    device::{
+        Rxe,
+        RxeDev, //
+    },
+    dma::{
+        self,
+        DmaInfo, //
+    },
+    params,
+    qp::Qp,
+    qp_attr::{
+        QpState,
+        QpType, //
+    },
+    queue_index::QueueType,
+    rdma::{
+        bindings,
+        cq::Completion,
+        ib_device::Device,
+        mr::CopyDir, //
+    },
+    recv::RecvPkt,
+    req_plan::{
+        self,
+        after_send,
+        plan,
+        wqe_off,
+        ReqFields,
+        ReqFlags,
+        ReqStep,
+        ReqView,
+        RewindStep,
+        SendWqeBytes,
+        WqeState, //
+    },
+    resp_check::{
+        self,
+        Ack,
+        RdmaCtx,
+        ReadResp,
+        ReplayRes,
+        ReqPkt,
+        Resources,
+        RespCfg,
+        RespEnv,
+        RespInfo,
+        RespState,
+        Responder, //
+    },
+    srq::RecvWqe,
+    task::Step,
+    wire::bth::Bth,
+    wqe::{
+        self,
+        send_off, //
+    },
+    xmit,
+};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::{
+        Arc,
+        Mutex, //
+    },
+};
+
+/// The send task's state: requester and completer.
+struct SendSide {
+    /// The requester's WQE (queue index), `None` at the consumer.
+    req_index: Option<u32>,
+    /// The opcode of the requester's previous packet.
+    prev: Option<u8>,
+    flags: ReqFlags,
+    comp: CompInfo,
+    /// The completer's RNR retry is due.
+    rnr_due: bool,
+}
+
+/// The receive task's state: the responder.
+struct RecvSide {
+    info: RespInfo,
+    ctx: RdmaCtx,
+    slots: KVec<ReplayRes>,
+    head: usize,
+    /// The request being answered, taken from the QP's queue.
+    cur: Option<RecvPkt>,
+    /// The receive WQE being filled, its DMA state and entries.
+    wqe: Option<(RecvWqe, DmaInfo, KVec<u8>)>,
+    /// The memory the current RDMA request resolved to.
+    mr: Option<copy::RemoteMr>,
+    /// A fresh state is due (after a reset).
+    fresh: bool,
+}
+
+/// A connected QP's transport state.
+#[pin_data]
+pub(crate) struct Rc {
+    #[pin]
+    send: Mutex<SendSide>,
+    #[pin]
+    recv: Mutex<RecvSide>,
+}
+
+impl Rc {
+    /// The state of a new QP.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            send <- new_mutex!(
+                SendSide {
+                    req_index: None,
+                    prev: None,
+                    flags: ReqFlags::default(),
+                    comp: CompInfo::default(),
+                    rnr_due: false,
+                },
+                "rxe_rc_send"
+            ),
+            recv <- new_mutex!(
+                RecvSide {
+                    info: RespInfo::new(0),
+                    ctx: RdmaCtx::default(),
+                    slots: KVec::new(),
+                    head: 0,
+                    cur: None,
+                    wqe: None,
+                    mr: None,
+                    fresh: true,
+                },
+                "rxe_rc_recv"
+            ),
+        })
+    }
+
+    /// Back to RESET: the requester, completer and responder start over
+    /// (`rxe_qp_reset`'s clearing of `req`, `comp`, `resp`).
+    pub(crate) fn reset(&self) {
+        {
+            let mut s = self.send.lock();
+            s.req_index = None;
+            s.prev = None;
+            s.flags = ReqFlags::default();
+            s.comp = CompInfo::default();
+            s.rnr_due = false;
+        }
+        let mut r = self.recv.lock();
+        r.cur = None;
+        r.wqe = None;
+        r.mr = None;
+        r.fresh = true;
+    }
+}
+
+fn get32(b: &[u8], off: usize) -> u32 {
+    b.get(off..off + 4)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u32::from_ne_bytes)
+}
+
+fn get64(b: &[u8], off: usize) -> u64 {
+    b.get(off..off + 8)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u64::from_ne_bytes)
+}
+
+/// A send WQE's bytes, copied out of its queue element.
+fn read_elem(qp: &Qp, index: u32, buf: &mut KVec<u8>) -> Result {
+    let q = qp.sq_queue().lock();
+    buf.clear();
+    buf.resize(q.elem_size(), 0, GFP_KERNEL)?;
+    q.read_bytes(index, 0, buf)
+}
+
+/// Writes a send WQE's fixed part and DMA state back (not its entries).
+fn write_elem(qp: &Qp, index: u32, buf: &[u8]) -> Result {
+    let q = qp.sq_queue().lock();
+    let end = (send_off::DMA + dma::DMA_INFO_SIZE).min(buf.len());
+    q.write_bytes(index, send_off::STATUS, &buf[send_off::STATUS..end])
+}
+
+/// The send task (`rxe_sender`) for a connected QP: the requester, then
+/// the completer.
+pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
+    let Some(dev) = qp.device() else {
+        return Step::Done;
+    };
+    let mut s = qp.rc().send.lock();
+    let req = requester(&dev, qp, &mut s);
+    let comp = completer(&dev, qp, &mut s);
+    if req == Step::More || comp == Step::More {
+        Step::More
+    } else {
+        Step::Done
+    }
+}
+
+/// `rxe_requester` for RC/UC.
+fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
+    let t = qp.qp_type();
+    let state = qp.state();
+    if !matches!(state, QpState::Rts | QpState::Sqd) {
+        return Step::Done;
+    }
+    let rxe = dev.data();
+    let mut buf = KVec::new();
+    if s.rnr_due || (s.flags.need_retry && !s.flags.wait_for_rnr_timer) {
+        s.rnr_due = false;
+        retry(qp, s, &mut buf);
+        s.flags.need_retry = false;
+    }
+    let (cons, prod) = {
+        let q = qp.sq_queue().lock();
+        (
+            q.consumer(QueueType::FromClient),
+            q.producer(QueueType::FromClient),
+        )
+    };
+    let index = s.req_index.unwrap_or(cons);
+    if index == prod {
+        if state == QpState::Sqd && index == cons {
+            qp.check_sq_drained();
+        }
+        return Step::Done;
+    }
+    if read_elem(qp, index, &mut buf).is_err() {
+        return Step::Done;
+    }
+    let Some(mut w) = SendWqeBytes::new(&mut buf) else {
+        return Step::Done;
+    };
+    if state == QpState::Sqd && w.state() != WqeState::Processing {
+        return Step::Done;
+    }
+    let view = w.send_view(t);
+    let (q, dest, fields) = qp.with_attrs(|a| {
+        let q = ReqView {
+            t,
+            mtu: a.mtu,
+            max_sge: qp.sq_max_sge(),
+            at_head: index == cons,
+            rd_atomic_free: a.req_rd_atomic,
+            max_rd_atomic: u32::from(a.max_rd_atomic),
+            psn: a.req_psn,
+            comp_psn: a.comp_psn,
+            prev_opcode: s.prev,
+            skb_out_high: false,
+        };
+        let f = ReqFields {
+            dest_qpn: a.dest_qp_num,
+            ..ReqFields::default()
+        };
+        (q, xmit::dest_of(&a.pri_av), f)
+    });
+    let step = plan(&view, &q, &mut s.flags, || qp.take_rd_atomic());
+    let fail = |s: &mut SendSide, w: &mut SendWqeBytes<'_>, status: WcStatus| {
+        w.set_status(status);
+        w.set_state(WqeState::Error);
+        s.req_index = Some(qp.sq_next(index));
+    };
+    let p = match step {
+        ReqStep::Wait(_) => return Step::Done,
+        ReqStep::Packet(p) => p,
+        ReqStep::LocalOp | ReqStep::UdSkip(_) => {
+            // TODO(issue #4): local operations.
+            fail(s, &mut w, WcStatus::LocQpOp);
+            let _ = write_elem(qp, index, &buf);
+            qp.as_arc_borrow().set_error();
+            return Step::Done;
+        }
+        ReqStep::Fail(status) => {
+            fail(s, &mut w, status);
+            let _ = write_elem(qp, index, &buf);
+            qp.as_arc_borrow().set_error();
+            return Step::Done;
+        }
+    };
+    // The remote part, from the WQE's work request.
+    let wr_op = w.wr_op();
+    let iova = w.iova();
+    let mut fields = fields;
+    fields.iova = iova;
+    fields.resid = view.resid;
+    fields.rkey = match wr_op {
+        wqe::opcode::ATOMIC_CMP_AND_SWP | wqe::opcode::ATOMIC_FETCH_AND_ADD => {
+            get32(&buf, send_off::WR + 24)
+        }
+        _ => get32(&buf, send_off::WR + 8),
+    };
+    fields.compare_add = get64(&buf, send_off::WR + 8);
+    fields.swap = get64(&buf, send_off::WR + 16);
+    let ex = get32(&buf, send_off::EX);
+    fields.imm = u32::from_be(ex);
+    fields.inv_rkey = ex;
+    let mut bth = Bth::new(p.opcode, fields.dest_qpn, p.psn);
+    bth.se = p.solicited;
+    bth.ack_req = p.ack_req;
+    let mut dma = DmaInfo::decode(buf.get(send_off::DMA..).unwrap_or_default()).unwrap_or_default();
+    let list_start = send_off::DATA.min(buf.len());
+    let inline = view.send_flags & wqe::SEND_INLINE != 0;
+    let mut copy_status = WcStatus::Success;
+    let r = {
+        let list = &buf[list_start..];
+        xmit::xmit(
+            dev,
+            qp,
+            &dest,
+            &bth,
+            p.payload as usize,
+            &mut |pkt| req_plan::write_request(pkt, &p, &fields),
+            |payload| {
+                if payload.is_empty() {
+                    return Ok(());
+                }
+                let r = if inline {
+                    dma.take_inline(list, payload)
+                } else {
+                    copy::copy_data(
+                        &rxe,
+                        qp.pd_id(),
+                        0,
+                        &mut dma,
+                        list,
+                        payload,
+                        CopyDir::FromMr,
+                    )
+                };
+                r.map_err(|e| {
+                    copy_status = if e.send_status() == bindings::ib_wc_status_IB_WC_LOC_PROT_ERR {
+                        WcStatus::LocProt
+                    } else {
+                        WcStatus::LocQpOp
+                    };
+                    EINVAL
+                })
+            },
+        )
+    };
+    let Some(mut w) = SendWqeBytes::new(&mut buf) else {
+        return Step::Done;
+    };
+    if r.is_err() {
+        let status = if copy_status != WcStatus::Success {
+            copy_status
+        } else {
+            WcStatus::LocQpOp
+        };
+        fail(s, &mut w, status);
+        let _ = write_elem(qp, index, &buf);
+        qp.as_arc_borrow().set_error();
+        return Step::Done;
+    }
+    let a = after_send(t, &view, &p, q.mtu);
+    w.store_after_send(&a, p.took_rd_atomic);
+    if let Some(d) = buf.get_mut(send_off::DMA..) {
+        // A read's data position is the completer's.
+        if !p.mask.contains(crate::wire::opcode::Mask::READ) {
+            let _ = dma.encode(d);
+        }
+    }
+    let _ = write_elem(qp, index, &buf);
+    qp.with_attrs_mut(|at| at.req_psn = a.next_psn);
+    s.prev = Some(a.prev_opcode);
+    if a.next_wqe {
+        s.req_index = Some(qp.sq_next(index));
+    } else {
+        s.req_index = Some(index);
+    }
+    Step::More
+}
+
+/// `req_retry`: the requester back to the completer's PSN.
+fn retry(qp: &Qp, s: &mut SendSide, buf: &mut KVec<u8>) {
+    let t = qp.qp_type();
+    let (comp_psn, mtu) = qp.with_attrs(|a| (a.comp_psn, a.mtu));
+    qp.with_attrs_mut(|a| a.req_psn = comp_psn);
+    let (cons, prod) = {
+        let q = qp.sq_queue().lock();
+        (
+            q.consumer(QueueType::FromClient),
+            q.producer(QueueType::FromClient),
+        )
+    };
+    s.req_index = Some(cons);
+    s.prev = None;
+    let mut first = true;
+    let mut index = cons;
+    while index != prod {
+        if read_elem(qp, index, buf).is_err() {
+            return;
+        }
+        let Some(mut w) = SendWqeBytes::new(buf) else {
+            return;
+        };
+        let step = w.rewind_step(t, &mut first, &mut s.prev, comp_psn, mtu);
+        let inline = w.send_flags() & wqe::SEND_INLINE != 0;
+        match step {
+            RewindStep::Stop => return,
+            RewindStep::Skip => {}
+            RewindStep::Restart(r) => {
+                if r.skip != 0 && !inline {
+                    // Move the list cursor past what was acknowledged.
+                    if let Some(mut dma) = buf.get(send_off::DMA..).and_then(DmaInfo::decode) {
+                        let is_read = get32(buf, send_off::OPCODE) == wqe::opcode::RDMA_READ;
+                        if !is_read {
+                            dma.resid = dma.length;
+                            dma.cur_sge = 0;
+                            dma.sge_offset = 0;
+                            let list_start = send_off::DATA.min(buf.len());
+                            let (head, list) = buf.split_at_mut(list_start);
+                            let _ = dma::advance(&mut dma, list, r.skip as usize);
+                            let _ = dma.encode(&mut head[send_off::DMA..]);
+                        }
+                    }
+                }
+                let _ = write_elem(qp, index, buf);
+            }
+        }
+        index = qp.sq_next(index);
+    }
+}
+
+/// The completer's view of the QP.
+struct CompQp<'a> {
+    dev: &'a Device<Rxe>,
+    rxe: &'a RxeDev,
+    qp: &'a Arc<Qp>,
+    cur: Option<RecvPkt>,
+    buf: KVec<u8>,
+    rnr: bool,
+}
+
+impl CompQp<'_> {
+    fn head_index(&self) -> Option<u32> {
+        self.qp.sq_queue().lock().head(QueueType::FromClient)
+    }
+
+    /// Loads the head WQE's bytes.
+    fn load(&mut self) -> Option<u32> {
+        let i = self.head_index()?;
+        read_elem(self.qp, i, &mut self.buf).ok()?;
+        Some(i)
+    }
+}
+
+impl CompEnv for CompQp<'_> {
+    fn next_resp(&mut self) -> Option<Resp> {
+        self.cur = self.qp.io().take_resp();
+        let pkt = self.cur.as_ref()?;
+        let view = pkt.view()?;
+        Some(Resp::from_packet(&view))
+    }
+
+    fn head(&mut self) -> Option<HeadWqe> {
+        self.load()?;
+        let t = self.qp.qp_type();
+        SendWqeBytes::new(&mut self.buf).map(|w| w.head(t))
+    }
+
+    fn set_status(&mut self, status: WcStatus) {
+        if let Some(i) = self.load() {
+            if let Some(mut w) = SendWqeBytes::new(&mut self.buf) {
+                w.set_status(status);
+            }
+            let _ = write_elem(self.qp, i, &self.buf);
+        }
+    }
+
+    fn read_payload(&mut self) -> Result<u32, ()> {
+        let i = self.load().ok_or(())?;
+        let pkt = self.cur.as_ref().ok_or(())?;
+        let view = pkt.view().ok_or(())?;
+        let mut data = KVec::new();
+        data.extend_from_slice(view.payload(), GFP_KERNEL)
+            .map_err(|_| ())?;
+        let mut dma = DmaInfo::decode(self.buf.get(send_off::DMA..).ok_or(())?).ok_or(())?;
+        let list_start = send_off::DATA.min(self.buf.len());
+        let (head, list) = self.buf.split_at_mut(list_start);
+        copy::copy_data(
+            self.rxe,
+            self.qp.pd_id(),
+            bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE,
+            &mut dma,
+            list,
+            &mut data,
+            CopyDir::ToMr,
+        )
+        .map_err(|_| ())?;
+        dma.encode(&mut head[send_off::DMA..]).ok_or(())?;
+        write_elem(self.qp, i, &self.buf).map_err(|_| ())?;
+        Ok(dma.resid)
+    }
+
+    fn atomic_payload(&mut self) -> Result<(), ()> {
+        let i = self.load().ok_or(())?;
+        let pkt = self.cur.as_ref().ok_or(())?;
+        let orig = pkt.view().and_then(|v| v.atmack()).ok_or(())?.orig;
+        let mut data = orig.to_ne_bytes();
+        let mut dma = DmaInfo::decode(self.buf.get(send_off::DMA..).ok_or(())?).ok_or(())?;
+        let list_start = send_off::DATA.min(self.buf.len());
+        let (head, list) = self.buf.split_at_mut(list_start);
+        copy::copy_data(
+            self.rxe,
+            self.qp.pd_id(),
+            bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE,
+            &mut dma,
+            list,
+            &mut data,
+            CopyDir::ToMr,
+        )
+        .map_err(|_| ())?;
+        dma.encode(&mut head[send_off::DMA..]).ok_or(())?;
+        write_elem(self.qp, i, &self.buf).map_err(|_| ())
+    }
+
+    fn release_rd_atomic(&mut self) -> bool {
+        let Some(i) = self.load() else {
+            return false;
+        };
+        let Some(mut w) = SendWqeBytes::new(&mut self.buf) else {
+            return false;
+        };
+        if !w.has_rd_atomic() {
+            return false;
+        }
+        w.set_has_rd_atomic(false);
+        let _ = write_elem(self.qp, i, &self.buf);
+        self.qp.with_attrs_mut(|a| a.req_rd_atomic += 1);
+        true
+    }
+
+    fn check_sq_drained(&mut self, _comp_psn: u32) {}
+
+    fn complete(&mut self) {
+        let Some(_) = self.load() else {
+            return;
+        };
+        let b = &self.buf;
+        let wr_op = get32(b, send_off::OPCODE);
+        let flags = get32(b, send_off::SEND_FLAGS);
+        let status = get32(b, send_off::STATUS);
+        let ok = status == WcStatus::Success.as_raw();
+        let signalled = self.qp.sq_sig_all() || flags & req_plan::SEND_SIGNALED != 0 || !ok;
+        if signalled {
+            let mut c = Completion {
+                wr_id: get64(b, send_off::WR_ID),
+                status,
+                qp_num: self.qp.qpn(),
+                qp: self.qp.ib_ptr(),
+                ..Completion::default()
+            };
+            if ok {
+                c.opcode = comp_check::wc_opcode(wr_op);
+                if matches!(
+                    wr_op,
+                    wqe::opcode::RDMA_WRITE_WITH_IMM | wqe::opcode::SEND_WITH_IMM
+                ) {
+                    c.wc_flags = bindings::ib_wc_flags_IB_WC_WITH_IMM;
+                }
+                c.byte_len = get32(b, wqe_off::DMA_LENGTH);
+            }
+            let _ = self.qp.scq().post(&c, false);
+        }
+        if ok
+            && matches!(
+                wr_op,
+                wqe::opcode::SEND | wqe::opcode::SEND_WITH_IMM | wqe::opcode::SEND_WITH_INV
+            )
+        {
+            self.rxe.count(params::CNT_RDMA_SEND);
+        }
+        let _ = self
+            .qp
+            .sq_queue()
+            .lock()
+            .advance_consumer(QueueType::FromClient);
+    }
+
+    fn count(&mut self, index: usize) {
+        self.rxe.count(index);
+    }
+
+    fn req_psn(&self) -> u32 {
+        self.qp.with_attrs(|a| a.req_psn)
+    }
+
+    fn rearm_retry_timer(&mut self) {
+        // TODO(issue #4): the retransmission timer.
+    }
+
+    fn start_rnr_timer(&mut self, _usecs: u32) {
+        // TODO(issue #4): the RNR timer; the retry is due at once.
+        self.rnr = true;
+    }
+
+    fn qp_error(&mut self) {
+        self.qp.as_arc_borrow().set_error();
+    }
+}
+
+/// `rxe_completer` for RC/UC.
+fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
+    if !matches!(qp.state(), QpState::Rts | QpState::Sqd) {
+        return Step::Done;
+    }
+    let rxe = dev.data();
+    let (lim, comp_psn) = qp.with_attrs(|a| {
+        (
+            RetryLimits {
+                retry_cnt: a.retry_cnt,
+                rnr_retry: a.rnr_retry,
+            },
+            a.comp_psn,
+        )
+    });
+    if s.comp.retry_cnt == 0 && s.comp.rnr_retry == 0 && !s.comp.started_retry {
+        s.comp.reset_retry(lim);
+    }
+    s.comp.psn = comp_psn;
+    let mut env = CompQp {
+        dev,
+        rxe: &rxe,
+        qp,
+        cur: None,
+        buf: KVec::new(),
+        rnr: false,
+    };
+    let again = comp_check::run(
+        &mut env,
+        &mut s.comp,
+        &mut s.flags,
+        comp_check::RunInput {
+            timeout: false,
+            lim,
+        },
+    );
+    let _ = env.dev;
+    if env.rnr {
+        s.flags.need_retry = true;
+        s.flags.wait_for_rnr_timer = false;
+        s.rnr_due = true;
+    }
+    if let Some(p) = env.cur.take() {
+        p.consume();
+    }
+    let psn = s.comp.psn;
+    qp.with_attrs_mut(|a| a.comp_psn = psn);
+    if again || s.rnr_due {
+        Step::More
+    } else {
+        Step::Done
+    }
+}
+
+/// The responder's view of the QP.
+struct RespQp<'a> {
+    dev: &'a Device<Rxe>,
+    rxe: &'a RxeDev,
+    qp: &'a Arc<Qp>,
+    r: &'a mut RecvSide,
+}
+
+impl RespQp<'_> {
+    fn payload(&self) -> KVec<u8> {
+        let mut v = KVec::new();
+        if let Some(view) = self.r.cur.as_ref().and_then(|p| p.view()) {
+            let _ = v.extend_from_slice(view.payload(), GFP_KERNEL);
+        }
+        v
+    }
+
+    fn send(
+        &self,
+        opcode: u8,
+        psn: u32,
+        len: usize,
+        headers: xmit::Headers<'_>,
+        fill: impl FnOnce(&mut [u8]) -> Result,
+    ) -> Result {
+        let (dest, dqpn) = self
+            .qp
+            .with_attrs(|a| (xmit::dest_of(&a.pri_av), a.dest_qp_num));
+        let bth = Bth::new(opcode, dqpn, psn);
+        xmit::xmit(self.dev, self.qp, &dest, &bth, len, headers, fill)
+    }
+}
+
+impl RespEnv for RespQp<'_> {
+    fn peek_req(&mut self) -> Option<ReqPkt> {
+        if self.r.cur.is_none() {
+            self.r.cur = self.qp.io().take_req();
+        }
+        let view = self.r.cur.as_ref()?.view()?;
+        Some(ReqPkt::from_packet(&view))
+    }
+
+    fn take_recv_wqe(&mut self) -> Result<(), RespState> {
+        let Some(w) = self.qp.take_recv_wqe() else {
+            return Err(RespState::ErrRnr);
+        };
+        let mut list = KVec::new();
+        if list
+            .resize(params::MAX_SGE as usize * 16, 0, GFP_KERNEL)
+            .is_err()
+        {
+            return Err(RespState::ErrRnr);
+        }
+        for (i, s) in w.sge.iter().take(w.num_sge as usize).enumerate() {
+            wqe::put_sge(&mut list, 0, i, s.addr, s.length, s.lkey);
+        }
+        let dma = DmaInfo {
+            length: w.length,
+            resid: w.length,
+            cur_sge: 0,
+            num_sge: w.num_sge,
+            sge_offset: 0,
+        };
+        self.r.wqe = Some((w, dma, list));
+        Ok(())
+    }
+
+    fn has_recv_wqe(&self) -> bool {
+        self.r.wqe.is_some()
+    }
+
+    fn recv_len(&self) -> u32 {
+        self.r.wqe.as_ref().map_or(0, |w| w.0.length)
+    }
+
+    fn resolve_rkey(
+        &mut self,
+        rkey: u32,
+        access: u32,
+        iova: u64,
+        len: u32,
+        whole_mr: bool,
+    ) -> Result<u64, ()> {
+        let mr =
+            copy::lookup_rkey(self.rxe, self.qp.pd_id(), self.qp.qpn(), access, rkey).ok_or(())?;
+        let offset = mr.offset();
+        if !whole_mr {
+            mr.check_range(iova.wrapping_add(offset), u64::from(len))
+                .map_err(|_| ())?;
+        }
+        self.r.mr = Some(mr);
+        Ok(offset)
+    }
+
+    fn drop_mr(&mut self) {
+        self.r.mr = None;
+    }
+
+    fn recv_data(&mut self) -> Result<(), RespState> {
+        let mut data = self.payload();
+        let pd = self.qp.pd_id();
+        let Some((_, dma, list)) = self.r.wqe.as_mut() else {
+            return Err(RespState::ErrMalformedWqe);
+        };
+        copy::copy_data(
+            self.rxe,
+            pd,
+            bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE,
+            dma,
+            list,
+            &mut data,
+            CopyDir::ToMr,
+        )
+        .map_err(|e| {
+            if e.is_length() {
+                RespState::ErrLength
+            } else {
+                RespState::ErrMalformedWqe
+            }
+        })
+    }
+
+    fn write_data(&mut self, iova: u64) -> Result<(), ()> {
+        let mut data = self.payload();
+        let mr = self.r.mr.as_ref().ok_or(())?;
+        mr.copy(iova, &mut data, CopyDir::ToMr).map_err(|_| ())
+    }
+
+    fn invalidate(&mut self, rkey: u32) -> Result<(), ()> {
+        copy::local_inv(self.rxe, rkey).map_err(|_| ())
+    }
+
+    fn recheck_mr(&mut self, rkey: u32) -> Result<(), ()> {
+        self.r.mr = Some(copy::recheck_rkey(self.rxe, rkey).ok_or(())?);
+        Ok(())
+    }
+
+    fn send_read_response(&mut self, rr: &ReadResp, iova: u64, msn: u32) -> Result<(), RespState> {
+        let dqpn = self.qp.with_attrs(|a| a.dest_qp_num);
+        let mut copy_failed = false;
+        let mr = self.r.mr.as_ref();
+        let r = self.send(
+            rr.opcode,
+            rr.psn,
+            rr.payload as usize,
+            &mut |pkt| resp_check::write_read_response(pkt, dqpn, rr, msn),
+            |payload| {
+                if payload.is_empty() {
+                    return Ok(());
+                }
+                let Some(mr) = mr else {
+                    copy_failed = true;
+                    return Err(EINVAL);
+                };
+                mr.copy(iova, payload, CopyDir::FromMr).map_err(|_| {
+                    copy_failed = true;
+                    EINVAL
+                })
+            },
+        );
+        match r {
+            Ok(()) => Ok(()),
+            Err(_) if copy_failed => Err(RespState::ErrRkeyViolation),
+            Err(_) => Err(RespState::ErrRnr),
+        }
+    }
+
+    fn atomic(&mut self, iova: u64) -> Result<u64, RespState> {
+        let a = self
+            .r
+            .cur
+            .as_ref()
+            .and_then(|p| p.view())
+            .and_then(|v| v.atmeth().map(|a| (a, v.opcode())))
+            .ok_or(RespState::ErrRkeyViolation)?;
+        let mr = self.r.mr.as_ref().ok_or(RespState::ErrRkeyViolation)?;
+        if !crate::access::atomic_aligned(iova) {
+            return Err(RespState::ErrMisalignedAtomic);
+        }
+        let cmp_swap = a.1 == crate::wire::opcode::code::RC_COMPARE_SWAP;
+        let op = crate::atomic::request_op(cmp_swap, a.0.comp, a.0.swap_add);
+        crate::atomic::atomic_op(mr, iova, op).map_err(|_| RespState::ErrRkeyViolation)
+    }
+
+    fn atomic_write(&mut self, _iova: u64) -> Result<(), RespState> {
+        // TODO(issue #4): ATOMIC WRITE.
+        Err(RespState::ErrUnsupportedOpcode)
+    }
+
+    fn flush(&mut self, _iova: u64, _len: u32, _flush_type: u8, _whole_mr: bool) -> Result<(), ()> {
+        // TODO(issue #4): FLUSH.
+        Err(())
+    }
+
+    fn complete(&mut self, status: WcStatus) -> Result<(), ()> {
+        let Some((w, dma, _)) = self.r.wqe.take() else {
+            return Ok(());
+        };
+        let view = self.r.cur.as_ref().and_then(|p| p.view());
+        let mask = view
+            .as_ref()
+            .map_or(crate::wire::opcode::Mask::NONE, |v| v.mask());
+        let mut c = Completion {
+            wr_id: w.wr_id,
+            status: status.as_raw(),
+            qp_num: self.qp.qpn(),
+            qp: self.qp.ib_ptr(),
+            ..Completion::default()
+        };
+        if status == WcStatus::Success {
+            self.rxe.count(params::CNT_RDMA_RECV);
+            let (opcode, len) = resp_check::recv_wc(mask, self.r.ctx.length, dma.length, dma.resid);
+            c.opcode = opcode;
+            c.byte_len = len;
+            c.wc_flags = bindings::ib_wc_flags_IB_WC_GRH;
+            if let Some(v) = &view {
+                if let Some(i) = v.immdt() {
+                    c.wc_flags |= bindings::ib_wc_flags_IB_WC_WITH_IMM;
+                    c.ex = i.imm.to_be();
+                }
+                if let Some(i) = v.ieth() {
+                    c.wc_flags |= bindings::ib_wc_flags_IB_WC_WITH_INVALIDATE;
+                    c.ex = i.rkey;
+                }
+            }
+            c.port_num = 1;
+        }
+        let se = view.as_ref().is_none_or(|v| v.bth().se);
+        self.qp.rcq().post(&c, se).map_err(|_| ())
+    }
+
+    fn in_error(&self) -> bool {
+        self.qp.state() == QpState::Err
+    }
+
+    fn send_ack(&mut self, ack: &Ack, msn: u32, orig: u64) {
+        let dqpn = self.qp.with_attrs(|a| a.dest_qp_num);
+        let _ = self.send(
+            ack.opcode,
+            ack.psn,
+            0,
+            &mut |pkt| resp_check::write_ack(pkt, dqpn, ack, msn, orig),
+            |_| Ok(()),
+        );
+    }
+
+    fn reset_recv_wqe(&mut self) {
+        if let Some((_, dma, _)) = self.r.wqe.as_mut() {
+            dma.resid = dma.length;
+            dma.cur_sge = 0;
+            dma.sge_offset = 0;
+        }
+    }
+
+    fn access_error_event(&mut self) {
+        // TODO(issue #4): IB_EVENT_QP_ACCESS_ERR.
+    }
+
+    fn release_req(&mut self) {
+        if let Some(p) = self.r.cur.take() {
+            p.consume();
+        }
+        self.r.mr = None;
+    }
+
+    fn count(&mut self, index: usize) {
+        self.rxe.count(index);
+    }
+
+    fn qp_error(&mut self) {
+        self.qp.as_arc_borrow().set_error();
+    }
+}
+
+/// The receive task (`rxe_receiver`) for a connected QP: the responder.
+pub(crate) fn receiver(qp: &Arc<Qp>) -> Step {
+    if !matches!(qp.state(), QpState::Rtr | QpState::Rts | QpState::Sqd) {
+        return Step::Done;
+    }
+    let Some(dev) = qp.device() else {
+        return Step::Done;
+    };
+    let rxe = dev.data();
+    let mut r = qp.rc().recv.lock();
+    let (cfg, rq_psn, nres) = qp.with_attrs(|a| {
+        (
+            RespCfg {
+                t: qp.qp_type(),
+                mtu: a.mtu,
+                access: a.qp_access_flags,
+                max_dest_rd_atomic: a.rd_atomic_resources,
+                has_srq: qp.has_srq(),
+                min_rnr_timer: a.min_rnr_timer,
+            },
+            a.resp_psn,
+            a.rd_atomic_resources as usize,
+        )
+    });
+    if r.fresh {
+        r.info = RespInfo::new(rq_psn);
+        r.ctx = RdmaCtx::default();
+        r.slots.clear();
+        if r.slots
+            .resize(nres, ReplayRes::default(), GFP_KERNEL)
+            .is_err()
+        {
+            return Step::Done;
+        }
+        r.head = 0;
+        r.fresh = false;
+    }
+    r.info.psn = rq_psn;
+    // The resources and the rest of the state are borrowed separately.
+    let mut slots = core::mem::take(&mut r.slots);
+    let mut head = r.head;
+    let mut info = r.info;
+    let mut ctx = r.ctx;
+    let again = {
+        let mut env = RespQp {
+            dev: &dev,
+            rxe: &rxe,
+            qp,
+            r: &mut r,
+        };
+        let mut resp = Responder {
+            info: &mut info,
+            ctx: &mut ctx,
+            res: Resources::new(&mut slots, &mut head),
+        };
+        resp_check::run(&mut env, &cfg, &mut resp)
+    };
+    r.slots = slots;
+    r.head = head;
+    r.info = info;
+    r.ctx = ctx;
+    let psn = info.psn;
+    qp.with_attrs_mut(|a| a.resp_psn = psn);
+    let _ = QpType::Rc;
+    if again {
+        Step::More
+    } else {
+        Step::Done
+    }
+}
