@@ -189,10 +189,12 @@ fn get64(b: &[u8], off: usize) -> u64 {
 
 /// A send WQE's bytes, copied out of its queue element.
 fn read_elem(qp: &Qp, index: u32, buf: &mut KVec<u8>) -> Result {
-    let q = qp.sq_queue().lock();
+    // The buffer is sized before the queue's irq-safe lock is taken: the
+    // allocation may sleep. The element size is fixed at creation.
+    let size = qp.sq_queue().lock().elem_size();
     buf.clear();
-    buf.resize(q.elem_size(), 0, GFP_KERNEL)?;
-    q.read_bytes(index, 0, buf)
+    buf.resize(size, 0, GFP_KERNEL)?;
+    qp.sq_queue().lock().read_bytes(index, 0, buf)
 }
 
 /// Writes a send WQE's fixed part and DMA state back (not its entries).
@@ -564,7 +566,7 @@ impl CompEnv for CompQp<'_> {
         let status = get32(b, send_off::STATUS);
         let ok = status == WcStatus::Success.as_raw();
         let signalled = self.qp.sq_sig_all() || flags & req_plan::SEND_SIGNALED != 0 || !ok;
-        if signalled {
+        let completion = if signalled {
             let mut c = Completion {
                 wr_id: get64(b, send_off::WR_ID),
                 status,
@@ -582,8 +584,10 @@ impl CompEnv for CompQp<'_> {
                 }
                 c.byte_len = get32(b, wqe_off::DMA_LENGTH);
             }
-            let _ = self.qp.scq().post(&c, false);
-        }
+            Some(c)
+        } else {
+            None
+        };
         if ok
             && matches!(
                 wr_op,
@@ -592,11 +596,16 @@ impl CompEnv for CompQp<'_> {
         {
             self.rxe.count(params::CNT_RDMA_SEND);
         }
+        // The slot is freed before the completion is posted (`do_complete`):
+        // a consumer that reaps the CQE may post into the slot at once.
         let _ = self
             .qp
             .sq_queue()
             .lock()
             .advance_consumer(QueueType::FromClient);
+        if let Some(c) = completion {
+            let _ = self.qp.scq().post(&c, false);
+        }
     }
 
     fn count(&mut self, index: usize) {
