@@ -20,6 +20,14 @@ stat() {
 		awk -v f="$1" 'p { print; exit } $0 == f { p = 1 }'
 }
 
+# listening PORT: a socket listens on TCP PORT (IPv4 or IPv6). A server
+# under KASAN takes more than a second to open the device and create its
+# QPs before it listens.
+listening() {
+	grep -Eqs "^ *[0-9]+: [0-9A-F]+:$(printf %04X "$1") [0-9A-F]+:[0-9A-F]{4} 0A " \
+		/proc/net/tcp /proc/net/tcp6
+}
+
 sent0=$(stat sent_pkts)
 rcvd0=$(stat rcvd_pkts)
 rc=0
@@ -30,11 +38,15 @@ exchange() {
 	local prog=$1 size=$2 server=$3 tag="$1.$2.$3" args extra=""
 	n=$((n + 1))
 	[ "$prog" = ibv_srq_pingpong ] && extra="-q 4"
-	args="-d rxe0 -g $idx -s $size -n 20 -c -m 1024 -p $((18515 + n)) $extra"
+	local port=$((18515 + n)) i=0
+	args="-d rxe0 -g $idx -s $size -n 20 -c -m 1024 -p $port $extra"
 	if [ "$ROLE" = "$server" ]; then
 		timeout 40 $prog $args >out 2>&1 &
 		local pid=$!
-		sleep 1
+		while ! listening $port && kill -0 $pid 2>/dev/null && [ $i -lt 150 ]; do
+			sleep 0.2
+			i=$((i + 1))
+		done
 		notify "ready.$tag"
 		await "done.$tag" 60 || rc=1
 		wait $pid || { rc=1; echo "FAIL $tag (server)"; }
