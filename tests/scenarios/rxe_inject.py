@@ -207,7 +207,8 @@ class Injector:
             add("ud_good_ipv6", "pass", lambda: self.packet(
                 UD | 4, q["ud"], r.randbytes(r.randrange(0, MTU + 1)), ip6=True))
         # The GSI QP (QPN 1, the well-known Q_Key): random MADs.
-        add("gsi_mad", "pass", lambda: self.packet(UD | 4, 1, r.randbytes(256), qkey=GSI_QKEY))
+        # (The gsi_ outcomes count only where the receiver has a GSI QP.)
+        add("gsi_mad", "gsi_pass", lambda: self.packet(UD | 4, 1, r.randbytes(256), qkey=GSI_QKEY))
         # Every UD opcode, short and long payloads (beyond the MTU too).
         add("ud_any", "pass", lambda: self.packet(self.rand_opcode(UD), q["ud2"], self.payload()))
         # RC in sequence: sends, writes, reads, atomics within the MR.
@@ -232,7 +233,9 @@ class Injector:
 
         # Dropped for a key, counted.
         add("bad_pkey", "pkey", self.bad_pkey, 2)
+        add("bad_pkey_gsi", "gsi_pkey", lambda: self.bad_pkey(gsi=True))
         add("bad_qkey", "qkey", self.bad_qkey)
+        add("bad_qkey_gsi", "gsi_qkey", lambda: self.bad_qkey(gsi=True))
 
         # Dropped uncounted.
         add("bad_icrc", "drop", self.bad_icrc, 3)
@@ -295,20 +298,20 @@ class Injector:
         payload = r.randbytes(64) if op in (6, 10, 11) else b""
         return self.packet(RC | op, q["rc_key"], payload, psn=0, length=length, va=va, rkey=rkey)
 
-    def bad_pkey(self):
+    def bad_pkey(self, gsi=False):
         r, q = self.rng, self.q
         pkey = r.choice([0x0000, 0x8000, 0x1234, 0xFFFE, 0x7FFE, 0x0001])
         # QPs the target never resets (a reset one would drop it first).
-        t, qpn = r.choice([(UD, q["ud"]), (UD, q["ud2"]), (UD, 1), (RC, q["rc_seq"]),
-                           (RC, q["rc_psn"]), (RC, q["rc_resp"])])
+        t, qpn = (UD, 1) if gsi else r.choice([(UD, q["ud"]), (UD, q["ud2"]), (RC, q["rc_seq"]),
+                                               (RC, q["rc_psn"]), (RC, q["rc_resp"])])
         op = UD | 4 if t == UD else self.rand_opcode(t)
         # The P_Key is checked before the ICRC: a bad ICRC too is counted.
         return self.packet(op, qpn, self.payload(False), pkey=pkey, psn=0x800000,
                            good=r.random() < 0.5)
 
-    def bad_qkey(self):
+    def bad_qkey(self, gsi=False):
         r, q = self.rng, self.q
-        qpn = r.choice([q["ud"], q["ud2"], 1])
+        qpn = 1 if gsi else r.choice([q["ud"], q["ud2"]])
         right = GSI_QKEY if qpn == 1 else QKEY
         qkey = right
         while qkey == right:

@@ -11,7 +11,8 @@
 # (rcvd_pkts, ack_deferred, the port's bad_pkey_cntr and qkey_viol_cntr),
 # then a verified UD transfer (ibv_ud_pingpong --chk) passes between the
 # guests. Kernel reports fail the run (the harness).
-# Short variant: 100000 packets or 60 s. Long variant: RRXE_GUEST_ENV=
+# Short variant: 100000 packets or 60 s (about 4500 packets/s on the bench
+# kernel, 470 on the test kernel). Long variant: RRXE_GUEST_ENV=
 # 'RRXE_INJECT_PACKETS=10000000 RRXE_INJECT_SECONDS=200' (bounded by this
 # scenario's timeout); RRXE_INJECT_SEED replays a run.
 # timeout: 300
@@ -77,11 +78,15 @@ if [ "$ROLE" = a ]; then
 	echo "injector: $res"
 	get() { python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(eval(sys.argv[2], {}, r))' "$res" "$1"; }
 	delta() { awk -v n="$1" '$1 == n { print $2 + 0; f = 1 } END { if (!f) print 0 }' deltas.txt; }
-	pass=$(get 'expect.get("pass", 0) + expect.get("resp", 0)')
+	# QPN 1's packets count only where the MAD layer has its GSI QP.
+	g=0
+	rdma resource show qp link rxe0/1 2>/dev/null | grep -qw 'lqpn 1' && g=1
+	echo "GSI QP: $([ $g = 1 ] && echo yes || echo "no (QPN 1's packets are dropped)")"
+	pass=$(get "expect.get('pass', 0) + expect.get('resp', 0) + $g * expect.get('gsi_pass', 0)")
 	resp=$(get 'expect.get("resp", 0)')
 	any=$(get 'expect.get("any", 0)')
-	pkey=$(get 'expect.get("pkey", 0)')
-	qkey=$(get 'expect.get("qkey", 0)')
+	pkey=$(get "expect.get('pkey', 0) + $g * expect.get('gsi_pkey', 0)")
+	qkey=$(get "expect.get('qkey', 0) + $g * expect.get('gsi_qkey', 0)")
 	sent=$(get 'datagrams')
 	arrived=$((in1 - in0))
 	rcvd=$(delta rcvd_pkts) deferred=$(delta ack_deferred)
