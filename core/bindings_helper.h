@@ -14,6 +14,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 #include <rdma/rdma_cm.h>
+#include <rdma/rdma_cm_ib.h>
 #include <rdma/ib_marshall.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/uverbs_ioctl.h>
@@ -29,3 +30,4 @@
 #include "glue_data.h"
 #include "cm/glue_cm.h"
 #include "glue_net.h"
+#include "glue_ucma.h"

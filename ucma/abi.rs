@@ -338,6 +338,55 @@ pub(crate) const QUERY_ADDR: u32 = 0;
 pub(crate) const QUERY_PATH: u32 = 1;
 /// `RDMA_USER_CM_QUERY_GID`.
 pub(crate) const QUERY_GID: u32 = 2;
+/// `RDMA_USER_CM_QUERY_IB_SERVICE`.
+pub(crate) const QUERY_IB_SERVICE: u32 = 3;
+
+/// `struct rdma_ucm_query_ib_service_resp` header size.
+pub(crate) const QUERY_IB_SERVICE_RESP_HDR: usize = 8;
+/// `sizeof(struct ib_user_service_rec)`.
+pub(crate) const USER_SERVICE_REC_SIZE: usize = 176;
+
+/// How many service records fit a QUERY_IB_SERVICE response of `out_len`
+/// bytes (at least the header, checked first).
+pub(crate) fn ib_service_recs_fitting(out_len: usize) -> usize {
+    out_len.saturating_sub(QUERY_IB_SERVICE_RESP_HDR) / USER_SERVICE_REC_SIZE
+}
+
+/// Encodes QUERY_IB_SERVICE's response: the total number of records, then
+/// the records that fit (`recs`, already cut to what fits). As
+/// `ucma_query_ib_service()`, nothing at all is written when no record fits.
+pub(crate) fn encode_query_ib_service(num: u32, recs: &[u8], out: &mut [u8]) -> usize {
+    if recs.is_empty() {
+        return 0;
+    }
+    let mut w = Wr(out);
+    w.u32(0, num);
+    w.bytes(QUERY_IB_SERVICE_RESP_HDR, recs);
+    QUERY_IB_SERVICE_RESP_HDR + recs.len()
+}
+
+/// `struct rdma_ucm_resolve_ib_service`.
+pub(crate) struct ResolveIbService {
+    pub(crate) id: u32,
+    pub(crate) service_id: u64,
+    pub(crate) service_name: [u8; 64],
+    pub(crate) flags: u32,
+    pub(crate) reserved: u32,
+}
+
+impl ResolveIbService {
+    pub(crate) const SIZE: usize = 88;
+    pub(crate) fn decode(b: &[u8; Self::SIZE]) -> Self {
+        let r = Rd(b);
+        Self {
+            id: r.u32(0),
+            service_id: r.u64(8),
+            service_name: r.arr(16),
+            flags: r.u32(80),
+            reserved: r.u32(84),
+        }
+    }
+}
 
 /// What the kernel knows of a CM ID's device, for query responses.
 #[derive(Clone, Copy, Default)]
@@ -620,7 +669,9 @@ pub(crate) struct JoinMcast {
     pub(crate) response: u64,
     pub(crate) uid: u64,
     pub(crate) id: u32,
-    pub(crate) join_state: u8,
+    /// `None` when the size or flags are refused (`EINVAL`, checked after
+    /// the response size, as `ucma_process_join()` does).
+    pub(crate) join_state: Option<u8>,
     pub(crate) addr: SockAddrBytes,
 }
 
@@ -644,24 +695,25 @@ impl JoinMcast {
             response: r.u64(0),
             uid: r.u64(8),
             id: r.u32(44),
-            join_state: JOIN_STATE_FULLMEMBER,
+            join_state: Some(JOIN_STATE_FULLMEMBER),
             addr,
         })
     }
 
-    /// Decodes JOIN_MCAST: the size must match the family, the flags must
-    /// be one of the two joins.
+    /// Decodes JOIN_MCAST: the family must be known; the size must match
+    /// it and the flags must be one of the two joins (`join_state`).
     pub(crate) fn decode(b: &[u8; Self::SIZE]) -> Result<Self, BadAddr> {
         let r = Rd(b);
         let addr: SockAddrBytes = r.arr(24);
         let size = addr_size(&addr);
-        if size == 0 || usize::from(r.u16(20)) != size {
+        if size == 0 {
             return Err(BadAddr);
         }
         let join_state = match r.u16(22) {
-            0 => JOIN_STATE_FULLMEMBER,
-            1 => JOIN_STATE_SENDONLY_FULLMEMBER,
-            _ => return Err(BadAddr),
+            _ if usize::from(r.u16(20)) != size => None,
+            0 => Some(JOIN_STATE_FULLMEMBER),
+            1 => Some(JOIN_STATE_SENDONLY_FULLMEMBER),
+            _ => None,
         };
         Ok(Self {
             response: r.u64(0),
@@ -793,6 +845,23 @@ pub(crate) enum OptError {
 
 /// `RDMA_OPTION_ID`.
 pub(crate) const OPTION_ID: u32 = 0;
+/// `RDMA_OPTION_IB`.
+pub(crate) const OPTION_IB: u32 = 1;
+/// `RDMA_OPTION_IB_PATH`.
+pub(crate) const OPTION_IB_PATH: u32 = 1;
+
+/// The path record RDMA_OPTION_IB_PATH sets (`ucma_set_ib_path()`): the
+/// value is an array of `struct ib_path_rec_data`, of which the first
+/// primary bidirectional GMP path counts. `None` (`EINVAL`) when the length
+/// is not a whole number of entries or no entry is such a path.
+pub(crate) fn pick_ib_path(val: &[u8]) -> Option<[u8; 64]> {
+    if val.len() % PATH_REC_DATA_SIZE != 0 {
+        return None;
+    }
+    val.chunks_exact(PATH_REC_DATA_SIZE)
+        .find(|e| Rd(e).u32(0) == PATH_FLAGS_PRIMARY_GMP_BIDI)
+        .map(|e| Rd(e).arr(8))
+}
 
 /// Validates an `RDMA_OPTION_ID` level option (`ucma_set_option_id()`).
 pub(crate) fn parse_id_option(optname: u32, val: &[u8]) -> Result<CmOption, OptError> {
@@ -1016,15 +1085,62 @@ mod tests {
         b[24..26].copy_from_slice(&AF_INET6.to_ne_bytes());
         assert_eq!(
             JoinMcast::decode(&b).unwrap().join_state,
-            JOIN_STATE_FULLMEMBER
+            Some(JOIN_STATE_FULLMEMBER)
         );
         b[22] = 1;
         assert_eq!(
             JoinMcast::decode(&b).unwrap().join_state,
-            JOIN_STATE_SENDONLY_FULLMEMBER
+            Some(JOIN_STATE_SENDONLY_FULLMEMBER)
         );
+        // Bad flags or a size not matching the family are refused after
+        // the response size check; an unknown family before it.
         b[22] = 2;
+        assert_eq!(JoinMcast::decode(&b).unwrap().join_state, None);
+        b[22] = 0;
+        b[20..22].copy_from_slice(&16u16.to_ne_bytes());
+        assert_eq!(JoinMcast::decode(&b).unwrap().join_state, None);
+        b[24..26].copy_from_slice(&99u16.to_ne_bytes());
         assert!(JoinMcast::decode(&b).is_err());
+    }
+
+    #[test]
+    fn ib_path_option_picks_the_primary_gmp_path() {
+        let entry = |flags: u32, fill: u8| {
+            let mut e = [fill; PATH_REC_DATA_SIZE];
+            e[..4].copy_from_slice(&flags.to_ne_bytes());
+            e
+        };
+        assert_eq!(pick_ib_path(&[]), None);
+        assert_eq!(pick_ib_path(&[0u8; PATH_REC_DATA_SIZE - 1]), None);
+        assert_eq!(pick_ib_path(&entry(1, 5)), None);
+        let mut v = entry(PATH_FLAGS_PRIMARY_GMP_BIDI | 4, 6).to_vec();
+        v.extend_from_slice(&entry(PATH_FLAGS_PRIMARY_GMP_BIDI, 7));
+        v.extend_from_slice(&entry(PATH_FLAGS_PRIMARY_GMP_BIDI, 8));
+        assert_eq!(pick_ib_path(&v), Some([7u8; 64]));
+        v.push(0);
+        assert_eq!(pick_ib_path(&v), None);
+    }
+
+    #[test]
+    fn ib_service_layouts() {
+        let mut b = [0u8; ResolveIbService::SIZE];
+        b[..4].copy_from_slice(&3u32.to_ne_bytes());
+        b[8..16].copy_from_slice(&0x1122u64.to_ne_bytes());
+        b[16] = b'x';
+        b[79] = b'z';
+        b[80..84].copy_from_slice(&2u32.to_ne_bytes());
+        let c = ResolveIbService::decode(&b);
+        assert_eq!((c.id, c.service_id, c.flags, c.reserved), (3, 0x1122, 2, 0));
+        assert_eq!((c.service_name[0], c.service_name[63]), (b'x', b'z'));
+
+        assert_eq!(ib_service_recs_fitting(8), 0);
+        assert_eq!(ib_service_recs_fitting(8 + 175), 0);
+        assert_eq!(ib_service_recs_fitting(8 + 2 * 176), 2);
+        let mut out = [0u8; 8 + 176];
+        assert_eq!(encode_query_ib_service(5, &[], &mut out), 0);
+        assert_eq!(encode_query_ib_service(5, &[9u8; 176], &mut out), 184);
+        assert_eq!(&out[..4], &5u32.to_ne_bytes());
+        assert_eq!((out[8], out[183]), (9, 9));
     }
 
     #[test]

@@ -297,9 +297,34 @@ impl UcmaFile {
                 v.extend_from_slice(resp.get(..out.min(resp.len())).unwrap_or(&resp), GFP_KERNEL)?;
                 Ok(v)
             }
+            abi::QUERY_IB_SERVICE => {
+                out_at_least(out_len, abi::QUERY_IB_SERVICE_RESP_HDR)?;
+                let (num, recs) = cm
+                    .service_recs(abi::ib_service_recs_fitting(out))?
+                    .ok_or(ENODATA)?;
+                let mut v = KVec::from_elem(0u8, out, GFP_KERNEL)?;
+                let len = abi::encode_query_ib_service(num, &recs, &mut v);
+                v.truncate(len);
+                Ok(v)
+            }
             _ => Err(ENOSYS),
         })?;
+        if bytes.is_empty() {
+            // QUERY_IB_SERVICE with no room for a record copies nothing.
+            return Ok(());
+        }
         write_resp(cmd.response, &bytes)
+    }
+
+    fn resolve_ib_service(&self, r: &mut UserSliceReader) -> Result {
+        let cmd = abi::ResolveIbService::decode(&read_cmd::<{ abi::ResolveIbService::SIZE }>(r)?);
+        let ibs = cm::IbService {
+            service_id: cmd.service_id,
+            service_name: cmd.service_name,
+            flags: cmd.flags,
+            reserved: cmd.reserved,
+        };
+        self.with_cm(cmd.id, false, |_, cm| cm.resolve_ib_service(&ibs))
     }
 
     fn connect(&self, r: &mut UserSliceReader, in_len: u16) -> Result {
@@ -429,8 +454,16 @@ impl UcmaFile {
                     abi::CmOption::AckTimeout(t) => cm.set_ack_timeout(t),
                 }
             }
-            // RDMA_OPTION_IB_PATH (routes from ibacm) is not supported yet;
-            // librdmacm falls back to RESOLVE_ROUTE.
+            // A route resolved in user space (librdmacm with ibacm): set it
+            // and report it as resolved, as the C module does.
+            abi::OPTION_IB if cmd.optname == abi::OPTION_IB_PATH => {
+                let packed = abi::pick_ib_path(&val).ok_or(EINVAL)?;
+                let mut guard = ctx.cm.lock();
+                let cm = Option::as_mut(&mut *guard).ok_or(ENXIO)?;
+                cm.set_ib_path(&packed)?;
+                cm.raise_event(bindings::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_RESOLVED);
+                Ok(())
+            }
             _ => Err(ENOSYS),
         }
     }
@@ -448,6 +481,7 @@ impl UcmaFile {
 
     fn join(&self, cmd: JoinMcast, out_len: u16) -> Result {
         out_at_least(out_len, 4)?;
+        let join_state = cmd.join_state.ok_or(EINVAL)?;
         let ctx = self.get_ctx(cmd.id)?;
         let addr = to_sockaddr(&cmd.addr);
         let mc = Mc::new(ctx.clone(), cmd.uid, addr)?;
@@ -460,7 +494,7 @@ impl UcmaFile {
         // Visible to the event handler before the join can complete.
         self.inner.lock().mcs.insert(node);
         let res = cm
-            .join_multicast(&addr, cmd.join_state, mc.id as usize)
+            .join_multicast(&addr, join_state, mc.id as usize)
             .and_then(|()| {
                 write_resp(cmd.response, &abi::encode_u32(mc.id))
                     .inspect_err(|_| cm.leave_multicast(&addr))
@@ -599,7 +633,7 @@ impl UcmaFile {
             Cmd::GetOption => Err(ENOSYS),
             Cmd::WriteCmEvent => this.write_cm_event(r),
             Cmd::MigrateId => Self::migrate_id(this, file, r),
-            Cmd::ResolveIbService => Err(ENOSYS),
+            Cmd::ResolveIbService => this.resolve_ib_service(r),
         }
     }
 }

@@ -19,9 +19,11 @@ use core::mem::size_of;
 use kernel::prelude::*;
 use rdma::{
     bindings,
-    cm::{
-        MaxBacklogSysctl,
-        MiscWithAbiVersion, //
+    cm::MaxBacklogSysctl,
+    ib_client::{
+        ChardevClient,
+        ClientSlot,
+        NlChardev, //
     },
     misc::MiscOptions,
     workqueue::QueueOwner, //
@@ -56,6 +58,11 @@ const _: () = {
     assert!(size_of::<bindings::rdma_ucm_set_option>() == abi::SetOption::SIZE);
     assert!(size_of::<bindings::rdma_ucm_migrate_id>() == abi::MigrateId::SIZE);
     assert!(size_of::<bindings::rdma_ucm_write_cm_event>() == abi::WriteCmEvent::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_resolve_ib_service>() == abi::ResolveIbService::SIZE);
+    assert!(
+        size_of::<bindings::rdma_ucm_query_ib_service_resp>() == abi::QUERY_IB_SERVICE_RESP_HDR
+    );
+    assert!(size_of::<bindings::ib_user_service_rec>() == abi::USER_SERVICE_REC_SIZE);
     assert!(size_of::<bindings::ib_uverbs_qp_attr>() == abi::QP_ATTR_SIZE);
     assert!(size_of::<bindings::ib_uverbs_ah_attr>() == abi::AH_ATTR_SIZE);
     assert!(size_of::<bindings::ib_user_path_rec>() == abi::USER_PATH_REC_SIZE);
@@ -79,7 +86,21 @@ struct UcmaModule {
     close_wq: QueueOwner,
     sysctl: MaxBacklogSysctl,
     #[pin]
-    misc: MiscWithAbiVersion<file::UcmaFile>,
+    misc: NlChardev<file::UcmaFile>,
+}
+
+/// The `rdma_cm` IB client's memory (`rdma_cma_client` of the C module).
+static CLIENT: ClientSlot = ClientSlot::new();
+
+/// RDMA netlink's `RDMA_NLDEV_CMD_GET_CHARDEV` for "rdma_cm" names the misc
+/// device, as for the C module (librdmacm reads the ABI version this way).
+impl ChardevClient for file::UcmaFile {
+    const CLIENT_NAME: &'static CStr = c"rdma_cm";
+    const ABI: u64 = abi::ABI_VERSION as u64;
+
+    fn slot() -> &'static ClientSlot {
+        &CLIENT
+    }
 }
 
 impl kernel::InPlaceModule for UcmaModule {
@@ -87,7 +108,7 @@ impl kernel::InPlaceModule for UcmaModule {
         try_pin_init!(Self {
             close_wq: ctx::CLOSE_WQ.alloc(c"rdma_ucm_close")?,
             sysctl: MaxBacklogSysctl::register()?,
-            misc <- MiscWithAbiVersion::register(MiscOptions {
+            misc <- NlChardev::register(MiscOptions {
                 name: c"rdma_cm",
                 nodename: c"infiniband/rdma_cm",
                 mode: 0o666,

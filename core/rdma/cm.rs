@@ -53,6 +53,23 @@ pub const USER_PATH_REC_SIZE: usize = core::mem::size_of::<bindings::ib_user_pat
 pub const UVERBS_AH_ATTR_SIZE: usize = core::mem::size_of::<bindings::ib_uverbs_ah_attr>();
 /// The size of a packed (wire format) path record.
 pub const PACKED_PATH_REC_SIZE: usize = 64;
+/// `sizeof(struct ib_user_service_rec)`.
+pub const USER_SERVICE_REC_SIZE: usize = core::mem::size_of::<bindings::ib_user_service_rec>();
+
+// The CM's service records are copied out as the uapi ones (as in C).
+const _: () = assert!(USER_SERVICE_REC_SIZE == core::mem::size_of::<bindings::sa_service_rec>());
+
+/// The service RESOLVE_IB_SERVICE looks for (`struct rdma_ucm_ib_service`).
+pub struct IbService {
+    /// Service id (as the user gave it).
+    pub service_id: u64,
+    /// Service name.
+    pub service_name: [u8; 64],
+    /// `RDMA_USER_CM_IB_SERVICE_FLAG_*`.
+    pub flags: u32,
+    /// Reserved (passed on as given).
+    pub reserved: u32,
+}
 
 const AF_INET: u16 = 2;
 const AF_IB: u16 = 27;
@@ -577,6 +594,89 @@ impl<T: CmHandler> CmId<T> {
         unsafe { bindings::rdma_get_service_id(self.raw(), a.as_mut_ptr()) }
     }
 
+    /// `rdma_resolve_ib_service()` (`RDMA_USER_CM_CMD_RESOLVE_IB_SERVICE`).
+    pub fn resolve_ib_service(&mut self, ibs: &IbService) -> Result {
+        let mut c = bindings::rdma_ucm_ib_service {
+            service_id: ibs.service_id,
+            service_name: ibs.service_name,
+            flags: ibs.flags,
+            reserved: ibs.reserved,
+        };
+        // SAFETY: live id; `c` is valid for the call (the CM copies it).
+        to_result(unsafe { bindings::rdma_resolve_ib_service(self.raw(), &mut c) })
+    }
+
+    /// The id's service records, as `struct ib_user_service_rec`s: their
+    /// number and the first `max` of them; `None` if the id has none (no
+    /// service was resolved).
+    pub fn service_recs(&self, max: usize) -> Result<Option<(u32, KVec<u8>)>> {
+        let route = &self.cm().route;
+        if route.service_recs.is_null() {
+            return Ok(None);
+        }
+        let num = route.num_service_recs;
+        let n = usize::try_from(num).unwrap_or(0).min(max);
+        let len = n.checked_mul(USER_SERVICE_REC_SIZE).ok_or(EINVAL)?;
+        let mut out = KVec::from_elem(0u8, len, GFP_KERNEL)?;
+        // SAFETY: `service_recs` holds `num_service_recs` records (`n` is
+        // at most that), and a `struct sa_service_rec` is laid out as the
+        // uapi `struct ib_user_service_rec` (asserted with
+        // `USER_SERVICE_REC_SIZE`); `out` holds
+        // `len` bytes.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                route.service_recs.cast::<u8>().cast_const(),
+                out.as_mut_ptr(),
+                len,
+            )
+        };
+        Ok(Some((num, out)))
+    }
+
+    /// `rdma_set_ib_path()` with the wire-format path record `packed`
+    /// (`RDMA_OPTION_IB_PATH`), converted for OPA ports as the C module does.
+    /// `EINVAL` if the id has no device.
+    pub fn set_ib_path(&mut self, packed: &[u8; PACKED_PATH_REC_SIZE]) -> Result {
+        let (device, port) = (self.cm().device, self.cm().port_num);
+        if device.is_null() {
+            return Err(EINVAL);
+        }
+        let mut rec = bindings::sa_path_rec {
+            rec_type: bindings::sa_path_rec_type_SA_PATH_REC_TYPE_IB,
+            ..Default::default()
+        };
+        // SAFETY: `packed` holds a 64-byte wire-format record, only read;
+        // `rec` is a valid destination.
+        unsafe { bindings::ib_sa_unpack_path(packed.as_ptr().cast_mut().cast(), &mut rec) };
+        // SAFETY: the device of a bound id is valid.
+        if unsafe { bindings::rrxe_cap_opa_ah(device, port) } {
+            let mut opa: bindings::sa_path_rec = Default::default();
+            // SAFETY: both records are valid; `rec` is only read.
+            unsafe { bindings::rrxe_sa_convert_path_ib_to_opa(&mut opa, &mut rec) };
+            rec = opa;
+        }
+        // SAFETY: live id; the CM copies the record.
+        to_result(unsafe { bindings::rdma_set_ib_path(self.raw(), &mut rec) })
+    }
+
+    /// Hands the id's handler an event of type `event` with everything else
+    /// zero, under the handler lock, as if the CM had raised it (the C
+    /// module reports `RDMA_OPTION_IB_PATH` as a resolved route this way).
+    pub fn raise_event(&self, event: u32) {
+        let ev = bindings::rdma_cm_event {
+            event,
+            ..Default::default()
+        };
+        self.with_handler_locked(|| {
+            // SAFETY: the live id and a valid event, only read.
+            let e = unsafe { CmEvent::from_raw(self.raw(), &ev) };
+            // SAFETY: the id's context is its own `Arc<T>` (type invariant),
+            // alive as long as the id.
+            let ctx = unsafe { <Arc<T> as ForeignOwnable>::borrow(self.cm().context.cast()) };
+            T::event(ctx, &e);
+        })
+    }
+
     /// `rdma_bind_addr()`.
     pub fn bind_addr(&mut self, addr: &SockAddr) -> Result {
         let mut a = *addr;
@@ -865,6 +965,11 @@ pub struct MiscWithAbiVersion<T: MiscFile> {
 }
 
 impl<T: MiscFile> MiscWithAbiVersion<T> {
+    /// The `struct device` of the registered node.
+    pub fn this_device(&self) -> *mut kernel::bindings::device {
+        self.misc.this_device()
+    }
+
     /// Registers the misc device `opts`, then adds the attribute.
     pub fn register(opts: MiscOptions) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {

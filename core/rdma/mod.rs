@@ -13,6 +13,7 @@ pub mod bindings;
 pub mod cm;
 pub mod cq;
 pub mod gid;
+pub mod ib_client;
 pub mod ib_device;
 pub mod link;
 pub mod mcast;

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * C glue only rdma_ucm needs (ucma/ucma_glue.c includes glue_ucma.c): the
+ * answer of its IB client to RDMA netlink (struct ib_client_nl_info is
+ * private to ib_core, drivers/infiniband/core/core_priv.h), and static
+ * inlines of RDMA_OPTION_IB_PATH. One-line forwards; all logic is in Rust.
+ */
+#ifndef RRXE_GLUE_UCMA_H
+#define RRXE_GLUE_UCMA_H
+
+#include <linux/types.h>
+
+struct ib_client_nl_info;
+struct device;
+struct ib_device;
+struct sa_path_rec;
+
+/* Fills in the answer of a get_global_nl_info callback. */
+void rrxe_client_nl_info_set(struct ib_client_nl_info *res, struct device *cdev, u64 abi);
+
+/* rdma_cap_opa_ah(): the port takes OPA address handles (and path records). */
+bool rrxe_cap_opa_ah(struct ib_device *device, u32 port_num);
+/* sa_convert_path_ib_to_opa() */
+void rrxe_sa_convert_path_ib_to_opa(struct sa_path_rec *dest, struct sa_path_rec *src);
+
+#endif /* RRXE_GLUE_UCMA_H */
