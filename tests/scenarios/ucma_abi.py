@@ -12,6 +12,12 @@ MYIP, PEERIP = sys.argv[1], sys.argv[2]
 
 with open("/sys/class/misc/rdma_cm/abi_version") as f:
     check("abi_version is 4", f.read().strip() == "4")
+# The C module registers the IB client "rdma_cm" so that RDMA netlink names
+# the device (librdmacm reads the ABI version this way first).
+e, cd = get_chardev("rdma_cm")
+check("netlink GET_CHARDEV rdma_cm names %s %r" % (DEV, cd),
+      e == 0 and cd.get(ATTR_CHARDEV) == os.stat(DEV).st_rdev
+      and cd.get(ATTR_CHARDEV_ABI) == 4 and cd.get(ATTR_CHARDEV_NAME) == "rdma_cm")
 
 fd = os.open(DEV, os.O_RDWR)
 try:
@@ -49,6 +55,70 @@ check("SET_OPTION unknown ENOSYS",
 tos = buf(1)
 check("SET_OPTION TOS", cmd(fd, 14, struct.pack("=QIIII", addr(tos), b, 0, 0, 1)) == 0)
 
+
+# Options, IB-specific commands and JOIN_MCAST argument checks, each with
+# the errno (and order of checks) of the C rdma_ucm of 7.3.
+def set_option(fd, i, level, name, val):
+    v = buf(max(len(val), 1))
+    v.raw = val + bytes(len(v.raw) - len(val))
+    return cmd(fd, 14, struct.pack("=QIIII", addr(v), i, level, name, len(val)))
+
+
+def path_data(flags, rec=bytes(64)):
+    return struct.pack("=II", flags, 0) + rec
+
+
+GMP_PRIMARY_BIDI = 1 | 2 | 8 | 32
+o = create_id(fd, uid=8)[1]
+for name, size in (("REUSEADDR", 1), ("AFONLY", 2)):
+    check("SET_OPTION %s short EINVAL" % name, set_option(fd, o, 0, size, b"\1") == errno.EINVAL)
+    check("SET_OPTION %s" % name, set_option(fd, o, 0, size, struct.pack("=i", 1)) == 0)
+check("SET_OPTION ACK_TIMEOUT int EINVAL", set_option(fd, o, 0, 3, struct.pack("=i", 14)) == errno.EINVAL)
+check("SET_OPTION ACK_TIMEOUT", set_option(fd, o, 0, 3, b"\x0e") == 0)
+check("SET_OPTION unknown level ENOSYS", set_option(fd, o, 5, 0, b"\0") == errno.ENOSYS)
+check("SET_OPTION IB unknown name ENOSYS", set_option(fd, o, 1, 2, b"\0") == errno.ENOSYS)
+check("SET_OPTION IB_PATH partial entry EINVAL",
+      set_option(fd, o, 1, 1, path_data(GMP_PRIMARY_BIDI)[:71]) == errno.EINVAL)
+check("SET_OPTION IB_PATH no primary GMP path EINVAL",
+      set_option(fd, o, 1, 1, path_data(GMP_PRIMARY_BIDI | 4) + path_data(1)) == errno.EINVAL)
+check("SET_OPTION IB_PATH unbound EINVAL",
+      set_option(fd, o, 1, 1, path_data(GMP_PRIMARY_BIDI)) == errno.EINVAL)
+ibs = struct.pack("=II", o, 0) + struct.pack("=Q", 0x1234) + bytes(64) + struct.pack("=II", 1, 0)
+check("RESOLVE_IB_SERVICE unknown id ENOENT",
+      cmd(fd, 23, struct.pack("=II", 0xfffffff0, 0) + ibs[8:]) == errno.ENOENT)
+check("RESOLVE_IB_SERVICE unbound EINVAL", cmd(fd, 23, ibs) == errno.EINVAL)
+check("QUERY unknown option ENOSYS", cmd(fd, 19, struct.pack("=QII", addr(r), o, 9), 4) == errno.ENOSYS)
+qs = buf(8 + 176)
+check("QUERY_IB_SERVICE small out ENOSPC",
+      cmd(fd, 19, struct.pack("=QII", addr(qs), o, 3), 4) == errno.ENOSPC)
+check("QUERY_IB_SERVICE none resolved ENODATA",
+      cmd(fd, 19, struct.pack("=QII", addr(qs), o, 3), 8 + 176) == errno.ENODATA)
+
+
+def join(fd, i, size, flags, a, out=4):
+    j = buf(4)
+    return cmd(fd, 22, struct.pack("=QQIHH", addr(j), 5, i, size, flags) + storage(a), out)
+
+
+mcast = sin("239.1.2.3")
+check("JOIN_MCAST unknown family EINVAL (before the out size)",
+      join(fd, o, 16, 0, b"\x63\0" + mcast[2:], 0) == errno.EINVAL)
+check("JOIN_MCAST small out ENOSPC (before size and flags)", join(fd, o, 28, 2, mcast, 0) == errno.ENOSPC)
+check("JOIN_MCAST size mismatch EINVAL", join(fd, o, 28, 0, mcast) == errno.EINVAL)
+check("JOIN_MCAST bad flags EINVAL", join(fd, o, 16, 2, mcast) == errno.EINVAL)
+check("JOIN_MCAST unbound EINVAL", join(fd, o, 16, 0, mcast) == errno.EINVAL)
+check("JOIN_MCAST unknown id ENOENT", join(fd, 0xfffffff0, 16, 1, mcast) == errno.ENOENT)
+check("LEAVE_MCAST small out ENOSPC",
+      cmd(fd, 17, struct.pack("=QII", addr(r), 0xfffffff0, 0), 0) == errno.ENOSPC)
+check("LEAVE_MCAST unknown ENOENT",
+      cmd(fd, 17, struct.pack("=QII", addr(r), 0xfffffff0, 0), 4) == errno.ENOENT)
+check("bind the option ID", bind(fd, o, MYIP) == 0)
+ibs = struct.pack("=II", o, 0) + ibs[8:]
+check("RESOLVE_IB_SERVICE on RoCE EOPNOTSUPP", cmd(fd, 23, ibs) == errno.EOPNOTSUPP)
+check("SET_OPTION IB_PATH before the address is resolved EINVAL",
+      set_option(fd, o, 1, 1, path_data(GMP_PRIMARY_BIDI)) == errno.EINVAL)
+check("DESTROY_ID of the option ID", destroy_id(fd, o) == (0, 0))
+
 other = os.open(DEV, os.O_RDWR)
 check("ID of another file refused",
       destroy_id(other, b)[0] in (errno.EINVAL, errno.ENOENT))
@@ -59,13 +129,17 @@ check("GET_EVENT small out ENOSPC",
 os.close(other)
 
 # Bind, query, resolve address and route, with poll.
-bind = struct.pack("=IHH", b, 16, 0) + storage(sin(MYIP))
-check("BIND", cmd(fd, 20, bind) == 0)
+bind_b = struct.pack("=IHH", b, 16, 0) + storage(sin(MYIP))
+check("BIND", cmd(fd, 20, bind_b) == 0)
 q = buf(280)
 check("QUERY_ADDR", cmd(fd, 19, struct.pack("=QII", addr(q), b, 0), 280) == 0)
 guid, port, _, pkey, ssz, dsz = struct.unpack("=QBBHHH", q.raw[:16])
 check("QUERY_ADDR bound to a device (guid %x port %d size %d)" % (guid, port, ssz),
       guid != 0 and port == 1 and ssz == 16)
+ibdev_index = struct.unpack("=I", q.raw[272:276])[0]
+# The client has no per-device answer (no get_nl_info), in C either.
+check("netlink GET_CHARDEV rdma_cm of device %d EOPNOTSUPP" % ibdev_index,
+      get_chardev("rdma_cm", ibdev_index)[0] == errno.EOPNOTSUPP)
 res = struct.pack("=IIHHI", b, 2000, 0, 16, 0) + storage(b"") + storage(sin(PEERIP, 7471))
 check("RESOLVE_ADDR", cmd(fd, 21, res) == 0)
 p = select.poll()
@@ -80,6 +154,27 @@ qr = buf(208)
 check("QUERY_ROUTE", cmd(fd, 5, struct.pack("=QII", addr(qr), b, 0), 208) == 0)
 num = struct.unpack("=I", qr.raw[192:196])[0]
 check("QUERY_ROUTE has a path (%d)" % num, num >= 1)
+qp = buf(8 + 72)
+check("QUERY_PATH", cmd(fd, 19, struct.pack("=QII", addr(qp), b, 1), 8 + 72) == 0)
+npaths, _, pflags = struct.unpack("=III", qp.raw[:12])
+check("QUERY_PATH has the primary GMP path (%d, flags %#x)" % (npaths, pflags),
+      npaths == 1 and pflags == GMP_PRIMARY_BIDI)
+# That path given back with RDMA_OPTION_IB_PATH (librdmacm does so with
+# ibacm's routes) resolves another ID's route, reported as an event.
+x = create_id(fd, uid=31)[1]
+bind(fd, x, MYIP)
+resolve_addr(fd, x, PEERIP, 7475)
+e, ev = get_event(fd)
+check("ADDR_RESOLVED for the IB_PATH ID %r" % (ev,), e == 0 and ev[0] == 31 and ev[2] == 0)
+check("SET_OPTION IB_PATH", set_option(fd, x, 1, 1, path_data(1) + qp.raw[8:80]) == 0)
+e, ev = get_event(fd)
+check("IB_PATH reported as ROUTE_RESOLVED %r" % (ev,), e == 0 and ev[0] == 31 and ev[2] == 2 and ev[3] == 0)
+check("QUERY_ROUTE after IB_PATH has 1 path",
+      cmd(fd, 5, struct.pack("=QII", addr(qr), x, 0), 208) == 0
+      and struct.unpack("=I", qr.raw[192:196])[0] == 1)
+check("SET_OPTION IB_PATH twice EINVAL",
+      set_option(fd, x, 1, 1, qp.raw[8:80]) == errno.EINVAL)
+check("DESTROY_ID of the IB_PATH ID reports 2", destroy_id(fd, x) == (0, 2))
 qa = buf(144)
 check("INIT_QP_ATTR bad state EINVAL",
       cmd(fd, 11, struct.pack("=QII", addr(qa), b, 7), 144) == errno.EINVAL)

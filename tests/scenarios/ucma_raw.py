@@ -82,3 +82,49 @@ def get_event(fd):
         return e, None
     uid, i, ev, st = struct.unpack("=QIIi", r.raw[:20])
     return 0, (uid, i, ev, st)
+
+
+# RDMA netlink (uapi rdma_netlink.h): RDMA_NLDEV_CMD_GET_CHARDEV.
+NETLINK_RDMA = 20
+NLDEV_CMD_GET_CHARDEV = (5 << 10) + 15  # RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, 15)
+ATTR_DEV_INDEX, ATTR_CHARDEV_TYPE = 1, 69
+ATTR_CHARDEV_NAME, ATTR_CHARDEV_ABI, ATTR_CHARDEV = 70, 71, 72
+
+
+def nl_attr(kind, payload):
+    a = struct.pack("=HH", 4 + len(payload), kind) + payload
+    return a + bytes(-len(a) % 4)
+
+
+def get_chardev(client, dev_index=None):
+    """Asks RDMA netlink which char device serves `client`; returns
+    (errno, {CHARDEV: dev_t, CHARDEV_ABI: int, CHARDEV_NAME: str})."""
+    body = nl_attr(ATTR_CHARDEV_TYPE, client.encode() + b"\0")
+    if dev_index is not None:
+        body += nl_attr(ATTR_DEV_INDEX, struct.pack("=I", dev_index))
+    # NLM_F_REQUEST | NLM_F_ACK
+    msg = struct.pack("=IHHII", 16 + len(body), NLDEV_CMD_GET_CHARDEV, 1 | 4, 1, 0) + body
+    s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_RDMA)
+    try:
+        s.settimeout(5)
+        s.send(msg)
+        res = {}
+        while True:
+            data = s.recv(65536)
+            off = 0
+            while off + 16 <= len(data):
+                ln, typ, _, _, _ = struct.unpack_from("=IHHII", data, off)
+                if typ == 2:  # NLMSG_ERROR: 0 is the ack
+                    return -struct.unpack_from("=i", data, off + 16)[0], res
+                a = off + 16
+                while a + 4 <= off + ln:
+                    alen, kind = struct.unpack_from("=HH", data, a)
+                    val = data[a + 4:a + alen]
+                    if kind in (ATTR_CHARDEV, ATTR_CHARDEV_ABI):
+                        res[kind] = struct.unpack("=Q", val[:8])[0]
+                    elif kind == ATTR_CHARDEV_NAME:
+                        res[kind] = val.rstrip(b"\0").decode()
+                    a += (alen + 3) & ~3
+                off += (ln + 3) & ~3
+    finally:
+        s.close()
