@@ -809,14 +809,6 @@ fn create(
     let gsi_exists = qps.gsi_index.load(Ordering::Relaxed) != 0;
     let qp_type =
         qp_attr::chk_init(&req, &CAP_LIMITS, params::NUM_PORTS, gsi_exists).map_err(errno)?;
-    if qp_type == QpType::Gsi {
-        // Not before the transport (issue #4): a MAD posted on QP1 would
-        // never complete, and the IB CM waits for its sends before a CM ID
-        // can go (an rping over this device hung its module unload).
-        // Without QP1 the port has no MAD service and a connection attempt
-        // fails at once.
-        return Err(EOPNOTSUPP);
-    }
     let slot = qps.pool.reserve()?;
     let index = slot.index();
     let qpn = if qp_type == QpType::Gsi { 1 } else { index };

@@ -34,7 +34,8 @@ use crate::wire::{
     },
     ext::{
         Deth,
-        Immdt, //
+        Immdt,
+        GSI_QKEY, //
     },
     icrc::IpHdr,
     opcode::code,
@@ -178,7 +179,11 @@ fn send_one(dev: &Device<Rxe>, qp: &Qp, w: &[u8]) -> u32 {
         return LOC_QP_OP_ERR;
     };
     let wr_qkey = get32(w, ud_off::REMOTE_QKEY);
-    let qkey = if wr_qkey & 0x8000_0000 != 0 {
+    // The GSI QP always sends the GSI Q_Key, whatever the work request
+    // says (C: `deth_set_qkey(pkt, GSI_QKEY)` for QP1).
+    let qkey = if qp.qpn() == 1 {
+        GSI_QKEY
+    } else if wr_qkey & 0x8000_0000 != 0 {
         qp.with_attrs(|a| a.qkey)
     } else {
         wr_qkey
