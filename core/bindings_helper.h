@@ -31,3 +31,4 @@
 #include "cm/glue_cm.h"
 #include "glue_net.h"
 #include "glue_ucma.h"
+#include "glue_gsi.h"

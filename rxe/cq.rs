@@ -118,6 +118,11 @@ impl Cq {
         Ok(())
     }
 
+    /// Created from user space (its elements are `struct ib_uverbs_wc`).
+    pub(crate) fn is_user(&self) -> bool {
+        self.is_user
+    }
+
     /// Its index in the device's pool.
     pub(crate) fn index(&self) -> u32 {
         self.index

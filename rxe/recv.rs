@@ -104,6 +104,11 @@ impl RecvPkt {
         IpHdr::parse(self.skb.headers())
     }
 
+    /// The VLAN ID of the device it came in on, if a VLAN device.
+    pub(crate) fn vlan_id(&self) -> Option<u16> {
+        self.skb.rx_vlan_id()
+    }
+
     /// Frees the packet as consumed (`consume_skb`), not as a drop.
     pub(crate) fn consume(self) {
         self.skb.consume();

@@ -9,3 +9,4 @@
 #include "../core/glue_mr.c"
 #include "../core/glue_data.c"
 #include "../core/glue_net.c"
+#include "../core/glue_gsi.c"

@@ -17,8 +17,11 @@
 //! the 40-byte GRH (the IPv6 header, or 20 zero bytes then the IPv4
 //! header, `build_rdma_network_hdr`) then the payload are scattered into
 //! its entries, and it completes on the receive CQ with the source QPN,
-//! `IB_WC_GRH` (and the immediate data), the P_Key index and the network
-//! header type.
+//! `IB_WC_GRH` (and the immediate data), the P_Key index and, for a kernel
+//! consumer, the network header type and the VLAN.
+//!
+//! The GSI QP (QP1) is a UD QP for this: the MAD layer posts its MADs
+//! with an address handle, and QP1 always sends the GSI Q_Key.
 
 use crate::device::Rxe;
 use crate::dma::DmaInfo;
@@ -307,32 +310,67 @@ fn receive_one(dev: &Device<Rxe>, qp: &Qp, pkt: RecvPkt) {
             }
         }
     }
-    let mut wc_flags = bindings::ib_wc_flags_IB_WC_GRH;
-    if with_imm {
-        wc_flags |= bindings::ib_wc_flags_IB_WC_WITH_IMM;
-    }
-    let network_hdr_type = match pkt.ip_header() {
-        Some(IpHdr::V4(_)) => bindings::rdma_network_type_RDMA_NETWORK_IPV4,
-        _ => bindings::rdma_network_type_RDMA_NETWORK_IPV6,
-    };
-    let c = Completion {
-        wr_id: wqe.wr_id,
-        status,
-        opcode: bindings::ib_wc_opcode_IB_WC_RECV,
-        byte_len: total as u32,
-        qp_num: qp.qpn(),
-        qp: qp.ib_ptr(),
-        ex: imm,
-        src_qp: deth.sqp,
-        wc_flags: wc_flags | bindings::ib_wc_flags_IB_WC_WITH_NETWORK_HDR_TYPE,
-        pkey_index: pkt.pkey_index,
-        port_num: pkt.port_num,
-        network_hdr_type: network_hdr_type as u8,
-        ..Completion::default()
+    let c = if status == bindings::ib_wc_status_IB_WC_SUCCESS {
+        recv_completion(qp, &pkt, wqe.wr_id, total as u32, deth.sqp, imm, with_imm)
+    } else {
+        // As C: an error completion says which WQE and why, nothing more.
+        Completion {
+            wr_id: wqe.wr_id,
+            status,
+            qp_num: qp.qpn(),
+            qp: qp.ib_ptr(),
+            ..Completion::default()
+        }
     };
     rxe.count(params::CNT_RDMA_RECV);
     let _ = qp.rcq().post(&c, solicited);
     pkt.consume();
+}
+
+/// The successful completion of a datagram received on `qp` (`do_complete`
+/// for UD and GSI). A kernel consumer (the MAD layer, the IB CM building a
+/// reply's address from it with `ib_init_ah_attr_from_wc`) also gets the
+/// network header type and the VLAN the packet came in on; a user one only
+/// the flags `struct ib_uverbs_wc` has room for, as C gives them.
+fn recv_completion(
+    qp: &Qp,
+    pkt: &RecvPkt,
+    wr_id: u64,
+    byte_len: u32,
+    src_qp: u32,
+    imm: u32,
+    with_imm: bool,
+) -> Completion {
+    let mut wc_flags = bindings::ib_wc_flags_IB_WC_GRH;
+    if with_imm {
+        wc_flags |= bindings::ib_wc_flags_IB_WC_WITH_IMM;
+    }
+    let mut c = Completion {
+        wr_id,
+        status: bindings::ib_wc_status_IB_WC_SUCCESS,
+        opcode: bindings::ib_wc_opcode_IB_WC_RECV,
+        byte_len,
+        qp_num: qp.qpn(),
+        qp: qp.ib_ptr(),
+        ex: imm,
+        src_qp,
+        pkey_index: pkt.pkey_index,
+        port_num: pkt.port_num,
+        ..Completion::default()
+    };
+    if !qp.rcq().is_user() {
+        wc_flags |= bindings::ib_wc_flags_IB_WC_WITH_NETWORK_HDR_TYPE;
+        c.network_hdr_type = match pkt.ip_header() {
+            Some(IpHdr::V4(_)) => bindings::rdma_network_type_RDMA_NETWORK_IPV4,
+            _ => bindings::rdma_network_type_RDMA_NETWORK_IPV6,
+        } as u8;
+        if let Some(id) = pkt.vlan_id() {
+            wc_flags |= bindings::ib_wc_flags_IB_WC_WITH_VLAN;
+            c.vlan_id = id;
+        }
+    }
+    c.wc_flags = wc_flags;
+    c
 }
 
 /// The payload, copied: the packet's skb is read-only and `copy_data`

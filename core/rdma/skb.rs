@@ -115,6 +115,17 @@ impl Skb {
         }
     }
 
+    /// The VLAN ID of the device a received skb came in on, if that is a
+    /// VLAN device (`is_vlan_dev(skb->dev)`, `vlan_dev_vlan_id`).
+    #[inline]
+    pub fn rx_vlan_id(&self) -> Option<u16> {
+        // SAFETY: the skb is valid (type invariant); its device, if any, is
+        // a received skb's, which stays registered while the skb is queued
+        // to the device's QPs (they are drained before it goes).
+        let id = unsafe { bindings::rrxe_skb_rx_vlan_id(self.as_raw()) };
+        (id != 0xffff).then_some(id)
+    }
+
     /// Makes all the data linear (`skb_linearize`); `ENOMEM` if it cannot.
     #[inline]
     pub fn linearize(&mut self) -> Result {
