@@ -95,6 +95,9 @@ pub(crate) fn requester(qp: &Arc<Qp>) -> Step {
         _ => return Step::Done,
     }
     let Some(dev) = qp.device() else {
+        // The device is going (its clients, the MAD layer among them, are
+        // gone): what is left is flushed, not left for a waiter to hang on.
+        qp.flush_send();
         return Step::Done;
     };
     // The WQE's bytes: the requester owns the consumer index, so they do
