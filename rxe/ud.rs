@@ -4,8 +4,8 @@
 //! the responder's part of the C driver's `rxe_req.c`, `rxe_resp.c` and
 //! `rxe_comp.c` for them.
 //!
-//! Requester: one packet per WQE (a message fits a path MTU, else the WQE
-//! fails with `IB_WC_LOC_QP_OP_ERR`): BTH and DETH (the Q_Key of the work
+//! Requester: one packet per WQE (a message beyond the path MTU sends none
+//! and completes successfully, as C does, C10-93.1.1): BTH and DETH (the Q_Key of the work
 //! request, or the QP's if its high bit is set; the source QPN), the payload
 //! gathered from the WQE's entries by lkey or taken from its inline data,
 //! sent to the address vector of the WQE's address handle; the WQE then
@@ -178,7 +178,10 @@ fn send_one(dev: &Device<Rxe>, qp: &Qp, w: &[u8]) -> u32 {
     let list = w.get(send_off::DATA..).unwrap_or_default();
     let len = dma.length as usize;
     if len > dev.data().mtu_bytes() as usize {
-        return LOC_QP_OP_ERR;
+        // C10-93.1.1: no packet for a message beyond the MTU, and no error
+        // either: C fakes a successful send that still takes a PSN.
+        let _ = qp.next_req_psn();
+        return SUCCESS;
     }
     let rxe = dev.data();
     let Some(av) = rxe.ahs.av(get32(w, ud_off::AH_NUM), qp.pd_id()) else {
@@ -254,7 +257,7 @@ pub(crate) fn responder(qp: &Arc<Qp>) -> Step {
     Step::More
 }
 
-fn receive_one(dev: &Device<Rxe>, qp: &Qp, pkt: RecvPkt) {
+fn receive_one(dev: &Device<Rxe>, qp: &Arc<Qp>, pkt: RecvPkt) {
     let Some(view) = pkt.view() else {
         return;
     };
@@ -326,7 +329,11 @@ fn receive_one(dev: &Device<Rxe>, qp: &Qp, pkt: RecvPkt) {
         }
     };
     rxe.count(params::CNT_RDMA_RECV);
-    let _ = qp.rcq().post(&c, solicited);
+    if qp.rcq().post(&c, solicited).is_err() {
+        // A full receive CQ: the QP goes to the error state, as C's
+        // responder does (`RESPST_ERR_CQ_OVERFLOW`).
+        qp.as_arc_borrow().set_error();
+    }
     pkt.consume();
 }
 
