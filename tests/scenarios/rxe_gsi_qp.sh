@@ -34,28 +34,45 @@ set -e
 barrier mads-done 120 || fail "peer did not finish udaddy"
 
 # Unload with the device and QP1 present; a hang shows as a modprobe that
-# does not return.
+# does not return. A refused unload is retried for 10 s with the refcount
+# printed. The in-tree C module was seen keeping a reference for minutes
+# after udaddy on the test kernel (refcount 1, no process left): for the c
+# set that refusal is recorded, not failed, and rxe0 stays as it is.
+unload_rxe() {
+	local n
+	for n in $(seq 10); do
+		modprobe -r rdma_rxe && return 0
+		grep '^rdma_rxe ' /proc/modules
+		sleep 1
+	done
+	return 1
+}
 modprobe -r rdma_ucm 2>/dev/null || true
-modprobe -r rdma_rxe &
+unload_rxe &
 pid=$!
 for i in $(seq 300); do
 	kill -0 $pid 2>/dev/null || break
 	sleep 0.2
 done
 kill -0 $pid 2>/dev/null && fail "modprobe -r rdma_rxe still running after 60 s (rxe0 and QP1 present)"
-wait $pid || fail "modprobe -r rdma_rxe failed"
-! grep -q '^rdma_rxe ' /proc/modules || fail "rdma_rxe still loaded"
-[ ! -e /sys/class/infiniband/rxe0 ] || fail "rxe0 still there after unload"
-echo "unloaded with rxe0 present"
-
-modprobe rdma_rxe
-modprobe rdma_ucm
-rdma link add rxe0 type rxe netdev eth0
-wait_gid rxe0 "$MYIP"
-for i in $(seq 50); do
-	grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state && break
-	sleep 0.2
-done
-wait_qp1
+if wait $pid; then
+	! grep -q '^rdma_rxe ' /proc/modules || fail "rdma_rxe still loaded"
+	[ ! -e /sys/class/infiniband/rxe0 ] || fail "rxe0 still there after unload"
+	echo "unloaded with rxe0 present"
+	modprobe rdma_rxe
+	modprobe rdma_ucm
+	rdma link add rxe0 type rxe netdev eth0
+	wait_gid rxe0 "$MYIP"
+	for i in $(seq 50); do
+		grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state && break
+		sleep 0.2
+	done
+	wait_qp1
+elif [ "$MYSET" = c ]; then
+	modprobe rdma_ucm
+	echo "recorded: the in-tree rdma_rxe refused to unload after udaddy (in use); rxe0 kept"
+else
+	fail "modprobe -r rdma_rxe failed"
+fi
 barrier readded 120 || fail "peer did not add rxe0 again"
 echo ok
