@@ -175,18 +175,6 @@ impl Rc {
     }
 }
 
-fn get32(b: &[u8], off: usize) -> u32 {
-    b.get(off..off + 4)
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, u32::from_ne_bytes)
-}
-
-fn get64(b: &[u8], off: usize) -> u64 {
-    b.get(off..off + 8)
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, u64::from_ne_bytes)
-}
-
 /// A send WQE's bytes, copied out of its queue element.
 fn read_elem(qp: &Qp, index: u32, buf: &mut KVec<u8>) -> Result {
     // The buffer is sized before the queue's irq-safe lock is taken: the
@@ -308,13 +296,13 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
     fields.resid = view.resid;
     fields.rkey = match wr_op {
         wqe::opcode::ATOMIC_CMP_AND_SWP | wqe::opcode::ATOMIC_FETCH_AND_ADD => {
-            get32(&buf, send_off::WR + 24)
+            wqe::get32(&buf, send_off::WR + 24)
         }
-        _ => get32(&buf, send_off::WR + 8),
+        _ => wqe::get32(&buf, send_off::WR + 8),
     };
-    fields.compare_add = get64(&buf, send_off::WR + 8);
-    fields.swap = get64(&buf, send_off::WR + 16);
-    let ex = get32(&buf, send_off::EX);
+    fields.compare_add = wqe::get64(&buf, send_off::WR + 8);
+    fields.swap = wqe::get64(&buf, send_off::WR + 16);
+    let ex = wqe::get32(&buf, send_off::EX);
     fields.imm = u32::from_be(ex);
     fields.inv_rkey = ex;
     let mut bth = Bth::new(p.opcode, fields.dest_qpn, p.psn);
@@ -426,7 +414,7 @@ fn retry(qp: &Qp, s: &mut SendSide, buf: &mut KVec<u8>) {
                 if r.skip != 0 && !inline {
                     // Move the list cursor past what was acknowledged.
                     if let Some(mut dma) = buf.get(send_off::DMA..).and_then(DmaInfo::decode) {
-                        let is_read = get32(buf, send_off::OPCODE) == wqe::opcode::RDMA_READ;
+                        let is_read = wqe::get32(buf, send_off::OPCODE) == wqe::opcode::RDMA_READ;
                         if !is_read {
                             dma.resid = dma.length;
                             dma.cur_sge = 0;
@@ -466,6 +454,29 @@ impl CompQp<'_> {
         read_elem(self.qp, i, &mut self.buf).ok()?;
         Some(i)
     }
+
+    /// Copies `data` (a READ response's payload, an atomic's original
+    /// value) into the buffers of the held send WQE at element `i`, from
+    /// its DMA cursor on, and writes the advanced cursor back to the
+    /// element; the bytes still to come.
+    fn scatter_into_wqe(&mut self, i: u32, data: &mut [u8]) -> Result<u32, ()> {
+        let mut dma = DmaInfo::decode(self.buf.get(send_off::DMA..).ok_or(())?).ok_or(())?;
+        let list_start = send_off::DATA.min(self.buf.len());
+        let (head, list) = self.buf.split_at_mut(list_start);
+        copy::copy_data(
+            self.rxe,
+            self.qp.pd_id(),
+            bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE,
+            &mut dma,
+            list,
+            data,
+            CopyDir::ToMr,
+        )
+        .map_err(|_| ())?;
+        dma.encode(&mut head[send_off::DMA..]).ok_or(())?;
+        write_elem(self.qp, i, &self.buf).map_err(|_| ())?;
+        Ok(dma.resid)
+    }
 }
 
 impl CompEnv for CompQp<'_> {
@@ -498,22 +509,7 @@ impl CompEnv for CompQp<'_> {
         let mut data = KVec::new();
         data.extend_from_slice(view.payload(), GFP_KERNEL)
             .map_err(|_| ())?;
-        let mut dma = DmaInfo::decode(self.buf.get(send_off::DMA..).ok_or(())?).ok_or(())?;
-        let list_start = send_off::DATA.min(self.buf.len());
-        let (head, list) = self.buf.split_at_mut(list_start);
-        copy::copy_data(
-            self.rxe,
-            self.qp.pd_id(),
-            bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE,
-            &mut dma,
-            list,
-            &mut data,
-            CopyDir::ToMr,
-        )
-        .map_err(|_| ())?;
-        dma.encode(&mut head[send_off::DMA..]).ok_or(())?;
-        write_elem(self.qp, i, &self.buf).map_err(|_| ())?;
-        Ok(dma.resid)
+        self.scatter_into_wqe(i, &mut data)
     }
 
     fn atomic_payload(&mut self) -> Result<(), ()> {
@@ -521,21 +517,7 @@ impl CompEnv for CompQp<'_> {
         let pkt = self.cur.as_ref().ok_or(())?;
         let orig = pkt.view().and_then(|v| v.atmack()).ok_or(())?.orig;
         let mut data = orig.to_ne_bytes();
-        let mut dma = DmaInfo::decode(self.buf.get(send_off::DMA..).ok_or(())?).ok_or(())?;
-        let list_start = send_off::DATA.min(self.buf.len());
-        let (head, list) = self.buf.split_at_mut(list_start);
-        copy::copy_data(
-            self.rxe,
-            self.qp.pd_id(),
-            bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE,
-            &mut dma,
-            list,
-            &mut data,
-            CopyDir::ToMr,
-        )
-        .map_err(|_| ())?;
-        dma.encode(&mut head[send_off::DMA..]).ok_or(())?;
-        write_elem(self.qp, i, &self.buf).map_err(|_| ())
+        self.scatter_into_wqe(i, &mut data).map(|_| ())
     }
 
     fn release_rd_atomic(&mut self) -> bool {
@@ -561,14 +543,14 @@ impl CompEnv for CompQp<'_> {
             return;
         };
         let b = &self.buf;
-        let wr_op = get32(b, send_off::OPCODE);
-        let flags = get32(b, send_off::SEND_FLAGS);
-        let status = get32(b, send_off::STATUS);
+        let wr_op = wqe::get32(b, send_off::OPCODE);
+        let flags = wqe::get32(b, send_off::SEND_FLAGS);
+        let status = wqe::get32(b, send_off::STATUS);
         let ok = status == WcStatus::Success.as_raw();
         let signalled = self.qp.sq_sig_all() || flags & req_plan::SEND_SIGNALED != 0 || !ok;
         let completion = if signalled {
             let mut c = Completion {
-                wr_id: get64(b, send_off::WR_ID),
+                wr_id: wqe::get64(b, send_off::WR_ID),
                 status,
                 qp_num: self.qp.qpn(),
                 qp: self.qp.ib_ptr(),
@@ -582,7 +564,7 @@ impl CompEnv for CompQp<'_> {
                 ) {
                     c.wc_flags = bindings::ib_wc_flags_IB_WC_WITH_IMM;
                 }
-                c.byte_len = get32(b, wqe_off::DMA_LENGTH);
+                c.byte_len = wqe::get32(b, wqe_off::DMA_LENGTH);
             }
             Some(c)
         } else {

@@ -70,18 +70,6 @@ mod ud_off {
 /// The 40 bytes a UD receive buffer starts with (`union rdma_network_hdr`).
 const GRH_LEN: usize = 40;
 
-fn get32(b: &[u8], off: usize) -> u32 {
-    b.get(off..off + 4)
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, u32::from_ne_bytes)
-}
-
-fn get64(b: &[u8], off: usize) -> u64 {
-    b.get(off..off + 8)
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, u64::from_ne_bytes)
-}
-
 /// Sends the WQE at the head of `qp`'s send queue, if any, and completes
 /// it; [`Step::Done`] when the queue is empty or the QP cannot send.
 pub(crate) fn requester(qp: &Arc<Qp>) -> Step {
@@ -118,7 +106,7 @@ pub(crate) fn requester(qp: &Arc<Qp>) -> Step {
         }
     }
     let status = send_one(&dev, qp, &wqe);
-    let flags = get32(&wqe, send_off::SEND_FLAGS);
+    let flags = wqe::get32(&wqe, send_off::SEND_FLAGS);
     let signalled = qp.sq_sig_all() || flags & bindings::ib_send_flags_IB_SEND_SIGNALED as u32 != 0;
     let ok = status == bindings::ib_wc_status_IB_WC_SUCCESS;
     if ok {
@@ -127,7 +115,7 @@ pub(crate) fn requester(qp: &Arc<Qp>) -> Step {
     let completion = if signalled || !ok {
         let dma = DmaInfo::decode(wqe.get(send_off::DMA..).unwrap_or_default()).unwrap_or_default();
         let c = Completion {
-            wr_id: get64(&wqe, send_off::WR_ID),
+            wr_id: wqe::get64(&wqe, send_off::WR_ID),
             status,
             opcode: bindings::ib_wc_opcode_IB_WC_SEND,
             byte_len: dma.length,
@@ -165,8 +153,8 @@ fn send_one(dev: &Device<Rxe>, qp: &Qp, w: &[u8]) -> u32 {
         ib_wc_status_IB_WC_LOC_QP_OP_ERR as LOC_QP_OP_ERR,
         ib_wc_status_IB_WC_SUCCESS as SUCCESS, //
     };
-    let opcode = get32(w, send_off::OPCODE);
-    let flags = get32(w, send_off::SEND_FLAGS);
+    let opcode = wqe::get32(w, send_off::OPCODE);
+    let flags = wqe::get32(w, send_off::SEND_FLAGS);
     let bth_op = match opcode {
         wqe::opcode::SEND => code::UD_SEND_ONLY,
         wqe::opcode::SEND_WITH_IMM => code::UD_SEND_ONLY_WITH_IMMEDIATE,
@@ -184,10 +172,10 @@ fn send_one(dev: &Device<Rxe>, qp: &Qp, w: &[u8]) -> u32 {
         return SUCCESS;
     }
     let rxe = dev.data();
-    let Some(av) = rxe.ahs.av(get32(w, ud_off::AH_NUM), qp.pd_id()) else {
+    let Some(av) = rxe.ahs.av(wqe::get32(w, ud_off::AH_NUM), qp.pd_id()) else {
         return LOC_QP_OP_ERR;
     };
-    let wr_qkey = get32(w, ud_off::REMOTE_QKEY);
+    let wr_qkey = wqe::get32(w, ud_off::REMOTE_QKEY);
     // The GSI QP always sends the GSI Q_Key, whatever the work request
     // says (C: `deth_set_qkey(pkt, GSI_QKEY)` for QP1).
     let qkey = if qp.qpn() == 1 {
@@ -198,14 +186,14 @@ fn send_one(dev: &Device<Rxe>, qp: &Qp, w: &[u8]) -> u32 {
         wr_qkey
     };
     let psn = qp.next_req_psn();
-    let mut bth = Bth::new(bth_op, get32(w, ud_off::REMOTE_QPN), psn);
+    let mut bth = Bth::new(bth_op, wqe::get32(w, ud_off::REMOTE_QPN), psn);
     bth.se = flags & bindings::ib_send_flags_IB_SEND_SOLICITED as u32 != 0;
     bth.pkey = BTH_DEF_PKEY;
     let deth = Deth {
         qkey,
         sqp: qp.qpn(),
     };
-    let imm = get32(w, send_off::EX);
+    let imm = wqe::get32(w, send_off::EX);
     let inline = flags & wqe::SEND_INLINE != 0;
     let pd = qp.pd_id();
     let mut copy_status = SUCCESS;

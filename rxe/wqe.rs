@@ -257,6 +257,21 @@ pub mod recv_off {
     pub const DATA: usize = 40;
 }
 
+/// Reads the native-endian `u32` field at `off` of a WQE copied out of its
+/// queue; 0 if the copy is too short (the caller's layout checks decide).
+pub fn get32(b: &[u8], off: usize) -> u32 {
+    b.get(off..off + 4)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u32::from_ne_bytes)
+}
+
+/// As [`get32`], for a `u64` field.
+pub fn get64(b: &[u8], off: usize) -> u64 {
+    b.get(off..off + 8)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u64::from_ne_bytes)
+}
+
 fn put32(b: &mut [u8], off: usize, v: u32) {
     b[off..off + 4].copy_from_slice(&v.to_ne_bytes());
 }
