@@ -49,7 +49,7 @@ krel=$(ls "$KB/modinst/lib/modules")
 	echo "host load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "QEMU: $(qemu-system-x86_64 --version | head -n1), TCG, 1 vCPU and 2 GiB per guest"
 	echo "guest kernel: $krel (bench config, $KB)"
-	echo "rounds: $rounds; sets alternate c, rust in the same two guests"
+	echo "rounds: $rounds; sets alternate c, rust, cm (C rxe over this ib_cm: cmtime only) in the same two guests"
 	echo "commit: $(git -C "$RRXE_REPO" describe --always --dirty 2>/dev/null)"
 	echo "note: figures are TCG-emulated; only the rust/C ratios carry over"
 } >"$out/env.txt"
@@ -62,6 +62,8 @@ cmod=$KB/modinst/lib/modules/$krel/kernel/drivers/infiniband
 	echo "rust,0,module_text_rdma_rxe_bytes,$(ktext "$MODDIR/rdma_rxe.ko")"
 	echo "c,0,module_text_rdma_ucm_bytes,$(ktext "$cmod/core/rdma_ucm.ko")"
 	echo "rust,0,module_text_rdma_ucm_bytes,$(ktext "$MODDIR/rdma_ucm.ko")"
+	echo "c,0,module_text_ib_cm_bytes,$(ktext "$cmod/core/ib_cm.ko")"
+	echo "rust,0,module_text_ib_cm_bytes,$(ktext "$MODDIR/ib_cm.ko")"
 } >"$out/host.csv"
 
 # The guests' TSC runs at the host's (TCG reads the host's counter) but a
