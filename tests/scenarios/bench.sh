@@ -274,7 +274,12 @@ for ROUND in $(seq "$BENCH_ROUNDS"); do
 		read -r up_why <"$SYNC/bench.up.$SET.$ROUND.a"
 		[ -n "$up_why" ] || read -r up_why <"$SYNC/bench.up.$SET.$ROUND.b"
 		if [ -n "$up_why" ]; then
-			[ "$ROLE" = b ] && na "*" -- "rxe0 not up: $up_why"
+			# The report reads the cm set's rows as rust's ib_cm_cmtime_*.
+			if [ "$ROLE" = b ] && [ "$SET" = cm ]; then
+				SET=rust na "ib_cm_cmtime_*" -- "cm set: rxe0 not up: $up_why"
+			elif [ "$ROLE" = b ]; then
+				na "*" -- "rxe0 not up: $up_why"
+			fi
 			barrier "end.$SET.$ROUND" 120 >/dev/null
 			continue
 		fi
@@ -313,8 +318,13 @@ for ROUND in $(seq "$BENCH_ROUNDS"); do
 			loopback
 		else
 			say "set $SET carries no data: only memory and size are measured"
-			[ "$ROLE" = b ] && na "*_bw_*" "*_rate_*" "*_lat_*" "cmtime_*" "*_loopback_*" -- \
-				"no data: a 20-message ib_send_bw probe $(why "$rc" probe.out)"
+			if [ "$ROLE" = b ] && [ "$SET" = cm ]; then
+				SET=rust na "ib_cm_cmtime_*" -- \
+					"cm set: no data: a 20-message ib_send_bw probe $(why "$rc" probe.out)"
+			elif [ "$ROLE" = b ]; then
+				na "*_bw_*" "*_rate_*" "*_lat_*" "cmtime_*" "*_loopback_*" -- \
+					"no data: a 20-message ib_send_bw probe $(why "$rc" probe.out)"
+			fi
 		fi
 		[ "$ROLE" = a ] && [ "$SET" != cm ] && objmem
 		barrier "end.$SET.$ROUND" 600 >/dev/null
