@@ -74,6 +74,67 @@ impl Rd<'_> {
     }
 }
 
+/// A field of a command, read native-endian at its byte offset.
+trait Field {
+    fn read(r: &Rd<'_>, off: usize) -> Self;
+}
+
+impl Field for u8 {
+    fn read(r: &Rd<'_>, off: usize) -> Self {
+        r.u8(off)
+    }
+}
+
+impl Field for u16 {
+    fn read(r: &Rd<'_>, off: usize) -> Self {
+        r.u16(off)
+    }
+}
+
+impl Field for u32 {
+    fn read(r: &Rd<'_>, off: usize) -> Self {
+        r.u32(off)
+    }
+}
+
+impl Field for u64 {
+    fn read(r: &Rd<'_>, off: usize) -> Self {
+        r.u64(off)
+    }
+}
+
+impl<const N: usize> Field for [u8; N] {
+    fn read(r: &Rd<'_>, off: usize) -> Self {
+        r.arr(off)
+    }
+}
+
+/// Declares a command of fixed-offset fields, `SIZE` bytes long, and its
+/// `decode` from exactly those bytes as copied from the user.
+macro_rules! command {
+    (
+        $(#[$meta:meta])*
+        struct $name:ident[$size:literal] {
+            $($field:ident: $ty:ty = $off:literal,)*
+        }
+    ) => {
+        $(#[$meta])*
+        pub(crate) struct $name {
+            $(pub(crate) $field: $ty,)*
+        }
+
+        impl $name {
+            pub(crate) const SIZE: usize = $size;
+            pub(crate) fn decode(b: &[u8; Self::SIZE]) -> Self {
+                let r = Rd(b);
+                Self {
+                    $($field: Field::read(&r, $off),)*
+                }
+            }
+        }
+    };
+}
+
 /// Writer of native-endian integers into a response buffer (bounds-checked,
 /// out-of-range writes are dropped).
 struct Wr<'a>(&'a mut [u8]);
@@ -122,24 +183,13 @@ fn storage_from_in6(b: [u8; SOCKADDR_IN6_SIZE]) -> SockAddrBytes {
     s
 }
 
-/// `struct rdma_ucm_create_id`.
-pub(crate) struct CreateId {
-    pub(crate) uid: u64,
-    pub(crate) response: u64,
-    pub(crate) ps: u16,
-    pub(crate) qp_type: u8,
-}
-
-impl CreateId {
-    pub(crate) const SIZE: usize = 24;
-    pub(crate) fn decode(b: &[u8; Self::SIZE]) -> Self {
-        let r = Rd(b);
-        Self {
-            uid: r.u64(0),
-            response: r.u64(8),
-            ps: r.u16(16),
-            qp_type: r.u8(18),
-        }
+command! {
+    /// `struct rdma_ucm_create_id`.
+    struct CreateId[24] {
+        uid: u64 = 0,
+        response: u64 = 8,
+        ps: u16 = 16,
+        qp_type: u8 = 18,
     }
 }
 
@@ -167,21 +217,12 @@ pub(crate) fn qp_type_of(ps: u16, qp_type: u8) -> Option<u32> {
     }
 }
 
-/// A command made of a response pointer and an id (`struct rdma_ucm_destroy_id`,
-/// also used by LEAVE_MCAST).
-pub(crate) struct DestroyId {
-    pub(crate) response: u64,
-    pub(crate) id: u32,
-}
-
-impl DestroyId {
-    pub(crate) const SIZE: usize = 16;
-    pub(crate) fn decode(b: &[u8; Self::SIZE]) -> Self {
-        let r = Rd(b);
-        Self {
-            response: r.u64(0),
-            id: r.u32(8),
-        }
+command! {
+    /// A command made of a response pointer and an id (`struct rdma_ucm_destroy_id`,
+    /// also used by LEAVE_MCAST).
+    struct DestroyId[16] {
+        response: u64 = 0,
+        id: u32 = 8,
     }
 }
 
@@ -282,21 +323,12 @@ impl ResolveAddr {
     }
 }
 
-/// Two `u32`s: RESOLVE_ROUTE (id, timeout), LISTEN (id, backlog), NOTIFY
-/// (id, event), DISCONNECT (id, -).
-pub(crate) struct IdArg {
-    pub(crate) id: u32,
-    pub(crate) arg: u32,
-}
-
-impl IdArg {
-    pub(crate) const SIZE: usize = 8;
-    pub(crate) fn decode(b: &[u8; Self::SIZE]) -> Self {
-        let r = Rd(b);
-        Self {
-            id: r.u32(0),
-            arg: r.u32(4),
-        }
+command! {
+    /// Two `u32`s: RESOLVE_ROUTE (id, timeout), LISTEN (id, backlog), NOTIFY
+    /// (id, event), DISCONNECT (id, -).
+    struct IdArg[8] {
+        id: u32 = 0,
+        arg: u32 = 4,
     }
 }
 
@@ -313,22 +345,12 @@ pub(crate) fn listen_backlog(requested: u32, max: u32) -> u32 {
     }
 }
 
-/// `struct rdma_ucm_query` (also QUERY_ROUTE, INIT_QP_ATTR: response, id, arg).
-pub(crate) struct Query {
-    pub(crate) response: u64,
-    pub(crate) id: u32,
-    pub(crate) option: u32,
-}
-
-impl Query {
-    pub(crate) const SIZE: usize = 16;
-    pub(crate) fn decode(b: &[u8; Self::SIZE]) -> Self {
-        let r = Rd(b);
-        Self {
-            response: r.u64(0),
-            id: r.u32(8),
-            option: r.u32(12),
-        }
+command! {
+    /// `struct rdma_ucm_query` (also QUERY_ROUTE, INIT_QP_ATTR: response, id, arg).
+    struct Query[16] {
+        response: u64 = 0,
+        id: u32 = 8,
+        option: u32 = 12,
     }
 }
 
@@ -365,26 +387,14 @@ pub(crate) fn encode_query_ib_service(num: u32, recs: &[u8], out: &mut [u8]) -> 
     QUERY_IB_SERVICE_RESP_HDR + recs.len()
 }
 
-/// `struct rdma_ucm_resolve_ib_service`.
-pub(crate) struct ResolveIbService {
-    pub(crate) id: u32,
-    pub(crate) service_id: u64,
-    pub(crate) service_name: [u8; 64],
-    pub(crate) flags: u32,
-    pub(crate) reserved: u32,
-}
-
-impl ResolveIbService {
-    pub(crate) const SIZE: usize = 88;
-    pub(crate) fn decode(b: &[u8; Self::SIZE]) -> Self {
-        let r = Rd(b);
-        Self {
-            id: r.u32(0),
-            service_id: r.u64(8),
-            service_name: r.arr(16),
-            flags: r.u32(80),
-            reserved: r.u32(84),
-        }
+command! {
+    /// `struct rdma_ucm_resolve_ib_service`.
+    struct ResolveIbService[88] {
+        id: u32 = 0,
+        service_id: u64 = 8,
+        service_name: [u8; 64] = 16,
+        flags: u32 = 80,
+        reserved: u32 = 84,
     }
 }
 
@@ -800,26 +810,14 @@ impl EventResp {
     }
 }
 
-/// `struct rdma_ucm_set_option`.
-pub(crate) struct SetOption {
-    pub(crate) optval: u64,
-    pub(crate) id: u32,
-    pub(crate) level: u32,
-    pub(crate) optname: u32,
-    pub(crate) optlen: u32,
-}
-
-impl SetOption {
-    pub(crate) const SIZE: usize = 24;
-    pub(crate) fn decode(b: &[u8; Self::SIZE]) -> Self {
-        let r = Rd(b);
-        Self {
-            optval: r.u64(0),
-            id: r.u32(8),
-            level: r.u32(12),
-            optname: r.u32(16),
-            optlen: r.u32(20),
-        }
+command! {
+    /// `struct rdma_ucm_set_option`.
+    struct SetOption[24] {
+        optval: u64 = 0,
+        id: u32 = 8,
+        level: u32 = 12,
+        optname: u32 = 16,
+        optlen: u32 = 20,
     }
 }
 
@@ -915,22 +913,12 @@ impl WriteCmEvent {
     }
 }
 
-/// `struct rdma_ucm_migrate_id`.
-pub(crate) struct MigrateId {
-    pub(crate) response: u64,
-    pub(crate) id: u32,
-    pub(crate) fd: u32,
-}
-
-impl MigrateId {
-    pub(crate) const SIZE: usize = 16;
-    pub(crate) fn decode(b: &[u8; Self::SIZE]) -> Self {
-        let r = Rd(b);
-        Self {
-            response: r.u64(0),
-            id: r.u32(8),
-            fd: r.u32(12),
-        }
+command! {
+    /// `struct rdma_ucm_migrate_id`.
+    struct MigrateId[16] {
+        response: u64 = 0,
+        id: u32 = 8,
+        fd: u32 = 12,
     }
 }
 
@@ -957,6 +945,33 @@ mod tests {
         assert_eq!(qp_type_of(PS_IPOIB, 9), Some(QPT_UD));
         assert_eq!(qp_type_of(PS_IB, 9), Some(9));
         assert_eq!(qp_type_of(0x1234, 0), None);
+    }
+
+    #[test]
+    fn fixed_offset_commands_read_their_fields() {
+        // Byte i holds i, so each field shows the offset it was read at.
+        let b: [u8; 88] = core::array::from_fn(|i| i as u8);
+        let s = SetOption::decode(b[..SetOption::SIZE].try_into().unwrap());
+        assert_eq!(s.optval, u64::from_ne_bytes(b[0..8].try_into().unwrap()));
+        assert_eq!(s.id, u32::from_ne_bytes([8, 9, 10, 11]));
+        assert_eq!(s.optlen, u32::from_ne_bytes([20, 21, 22, 23]));
+        let m = MigrateId::decode(b[..MigrateId::SIZE].try_into().unwrap());
+        assert_eq!(
+            (m.id, m.fd),
+            (
+                u32::from_ne_bytes([8, 9, 10, 11]),
+                u32::from_ne_bytes([12, 13, 14, 15])
+            )
+        );
+        let r = ResolveIbService::decode(&b);
+        assert_eq!(
+            r.service_id,
+            u64::from_ne_bytes(b[8..16].try_into().unwrap())
+        );
+        assert_eq!(r.service_name[..], b[16..80]);
+        assert_eq!(r.flags, u32::from_ne_bytes([80, 81, 82, 83]));
+        let a = IdArg::decode(b[..IdArg::SIZE].try_into().unwrap());
+        assert_eq!(a.arg, u32::from_ne_bytes([4, 5, 6, 7]));
     }
 
     #[test]
