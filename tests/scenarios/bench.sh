@@ -55,12 +55,24 @@ why() { # RC FILE
 # project's in updates/, which depmod prefers, or none there for the in-tree
 # ones).
 use_set() {
+	local m left
 	timeout -k 5 30 rdma link delete rxe0 2>/dev/null
-	# rdma_ucm's now unused dependencies (rdma_cm, ib_cm) go with it.
-	timeout -k 5 60 modprobe -r rdma_ucm rdma_rxe 2>/dev/null
+	# Top down, rdma_ucm's dependencies by name: modprobe -r left ib_cm
+	# loaded after the c set, and the cm set replaces it. A module still
+	# referenced a moment after its last user (the C rdma_rxe after
+	# cmtime) gets 10 s.
+	for _ in $(seq 20); do
+		left=
+		for m in rdma_ucm rdma_cm ib_cm rdma_rxe; do
+			[ -e "/sys/module/$m" ] || continue
+			timeout -k 5 30 modprobe -r "$m" 2>/dev/null ||
+				left="$left $m (refcnt $(cat "/sys/module/$m/refcnt" 2>/dev/null))"
+		done
+		[ -z "$left" ] && break
+		sleep 0.5
+	done
 	# Else the other set's module would stay and be measured as this one.
-	[ ! -e /sys/module/rdma_rxe ] && [ ! -e /sys/module/rdma_ucm ] && [ ! -e /sys/module/ib_cm ] ||
-		{ UP_WHY="the previous set's modules did not unload"; return 1; }
+	[ -z "$left" ] || { UP_WHY="the previous set's modules did not unload:$left"; return 1; }
 	rm -f "/lib/modules/$KREL/updates/"*.ko
 	case $1 in
 	rust) cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$KREL/updates/" ;;
@@ -269,10 +281,11 @@ for ROUND in $(seq "$BENCH_ROUNDS"); do
 		# how it went, and the round's measurements need both.
 		UP_WHY=
 		use_set "$SET" || say "set $SET: cannot bring up rxe0: $UP_WHY"
-		echo "$UP_WHY" >"$SYNC/bench.up.$SET.$ROUND.$ROLE"
+		# Not bench.up.*: the barrier's own files have those names.
+		echo "$UP_WHY" >"$SYNC/bench.upwhy.$SET.$ROUND.$ROLE"
 		barrier "up.$SET.$ROUND" 120 >/dev/null || exit 1
-		read -r up_why <"$SYNC/bench.up.$SET.$ROUND.a"
-		[ -n "$up_why" ] || read -r up_why <"$SYNC/bench.up.$SET.$ROUND.b"
+		read -r up_why <"$SYNC/bench.upwhy.$SET.$ROUND.a"
+		[ -n "$up_why" ] || read -r up_why <"$SYNC/bench.upwhy.$SET.$ROUND.b"
 		if [ -n "$up_why" ]; then
 			# The report reads the cm set's rows as rust's ib_cm_cmtime_*.
 			if [ "$ROLE" = b ] && [ "$SET" = cm ]; then
