@@ -7,7 +7,8 @@
 #   scripts/bench.sh [--rounds N] [--out DIR]
 #
 # Boots the two guests once on the `bench` kernel and alternates the module
-# sets in the same guests (c, rust, c, rust, ...; N rounds, default 3),
+# sets in the same guests (c, rust, cm, c, rust, cm, ...; N rounds, default
+# 3; cm: the C modules over this project's ib_cm, cmtime only),
 # running perftest bandwidth/message rate/latency, cmtime, the link's ceiling
 # (iperf3) and loopback, and the memory per object (tests/bench/objmem.c).
 # Prints a table (metric, C median, rust median, rust/C, spread, ceiling)
