@@ -110,6 +110,7 @@ impl MadHandler for CmPort {
             dev: self.dev as *mut crate::rdma::bindings::ib_device,
             port_num: self.num,
             port: self,
+            agent,
         };
         if crate::id::recv(&at, &mad) {
             return;
@@ -118,28 +119,21 @@ impl MadHandler for CmPort {
         // ID for a message: a REQ finds no listener, a DREQ no connection,
         // a SIDR_REQ no listener. A failed answer is dropped: the peer
         // retries.
-        let _ = match msg {
-            Msg::Req(_) => match state::new_req(ReqMatch::NoListener).0 {
-                Issue::Rej(reason, rejected) => agent.respond(&mad, false, |out| {
-                    issue::rej(mad.mad(), out, reason, rejected)
-                }),
-                Issue::Nothing | Issue::Drep => Ok(()),
-            },
+        match msg {
+            Msg::Req(_) => crate::id::answer(agent, &mad, state::new_req(ReqMatch::NoListener).0),
             Msg::Dreq(_) => {
                 self.count(CounterGroup::RecvDuplicates, attr_id);
-                agent.respond(&mad, true, |out| issue::drep(mad.mad(), out))
+                crate::id::answer(agent, &mad, Issue::Drep);
             }
-            Msg::SidrReq(req) => match state::new_sidr_req(SidrMatch::NoListener) {
-                Some(step) => match step.gate {
-                    Some(Gate::Post(Send::SidrRepStatus(status))) => {
-                        agent.respond(&mad, false, |out| issue::sidr_rep_status(&req, out, status))
-                    }
-                    _ => Ok(()),
-                },
-                None => Ok(()),
-            },
-            _ => Ok(()),
-        };
+            Msg::SidrReq(req) => {
+                let step = state::new_sidr_req(SidrMatch::NoListener);
+                if let Some(Gate::Post(Send::SidrRepStatus(status))) = step.and_then(|s| s.gate) {
+                    let _ =
+                        agent.respond(&mad, false, |out| issue::sidr_rep_status(&req, out, status));
+                }
+            }
+            _ => {}
+        }
     }
 
     fn sent(&self, attr_id: u16, retries: u32) {

@@ -43,6 +43,7 @@ use super::proto::{
         CmQpType,
         MadHdr,
         Mra,
+        MsgResponse,
         Rej,
         Rep,
         Req,
@@ -55,6 +56,7 @@ use super::proto::{
         DestroyCause,
         Event,
         Gate,
+        Issue,
         Keep,
         LapState,
         Leave,
@@ -62,6 +64,7 @@ use super::proto::{
         QpTarget,
         RejAri,
         ReqCheck,
+        ReqMatch,
         Send,
         SendStatus,
         State,
@@ -74,7 +77,10 @@ use crate::{
         CmPort,
         CounterGroup, //
     },
-    mad_agent::RecvMad,
+    mad_agent::{
+        RecvMad,
+        Responder, //
+    },
     rdma::bindings,
 };
 use core::ptr;
@@ -804,6 +810,7 @@ impl Inner {
             remote_id: self.remote_id,
             remote_known: self.remote_known,
             remote_ca_guid: self.remote_ca_guid,
+            remote_qpn: self.remote_qpn,
             listening_on: (self.state == State::Listen).then_some(self.service_id),
             answering_sidr: self.state == State::SidrReqRcvd,
         }
@@ -844,6 +851,33 @@ pub(crate) struct Arrival<'a> {
     pub(crate) dev: *mut bindings::ib_device,
     pub(crate) port_num: u32,
     pub(crate) port: &'a CmPort,
+    /// The agent the MAD arrived on, for answers the CM builds itself.
+    pub(crate) agent: &'a Responder<'a>,
+}
+
+/// Sends the CM-built `issue` to the sender of `mad` (`cm_issue_rej()`,
+/// `cm_issue_drep()`). A failed answer is dropped: the peer retries.
+pub(crate) fn answer(agent: &Responder<'_>, mad: &RecvMad, issue: Issue) {
+    let _ = match issue {
+        Issue::Rej(reason, rejected) => agent.respond(mad, false, |out| {
+            super::proto::issue::rej(mad.mad(), out, reason, rejected)
+        }),
+        Issue::Drep => agent.respond(mad, true, |out| super::proto::issue::drep(mad.mad(), out)),
+        Issue::Nothing => Ok(()),
+    };
+}
+
+/// A stale connection (`cm_match_req()`, `cm_rep_handler()`): the peer's QP
+/// is still known connected under `old`, so the peer lost that connection.
+/// The new REQ or REP is rejected and the old connection disconnected.
+fn reject_stale(at: &Arrival<'_>, mad: &RecvMad, rejected: MsgResponse, old: &Arc<CmId>) {
+    let issue = match rejected {
+        MsgResponse::Req => state::new_req(ReqMatch::Stale).0,
+        _ => Issue::Rej(state::rej_reason::STALE_CONN, rejected),
+    };
+    answer(at.agent, mad, issue);
+    // Refused by the old ID's state (already disconnecting): nothing to do.
+    let _ = send_dreq(old, &[]);
 }
 
 /// A received message for an ID, or a REQ for a listener. Returns `false`
@@ -862,7 +896,7 @@ pub(crate) fn recv(at: &Arrival<'_>, mad: &RecvMad) -> bool {
             let Some(id) = find(for_reply(true, m.local_comm_id(), m.remote_comm_id())) else {
                 return true;
             };
-            recv_rep(at, &id, &m);
+            recv_rep(at, mad, &id, &m);
             true
         }
         Msg::Rtu(m) => {
@@ -991,6 +1025,13 @@ fn recv_req(at: &Arrival<'_>, mad: &RecvMad, m: &Req<&Mad>) -> bool {
         );
         return true;
     }
+    if let Some(old) = find(Lookup::Qpn {
+        qpn: req.remote_qpn,
+        guid: req.remote_ca_guid,
+    }) {
+        reject_stale(at, mad, MsgResponse::Req, &old);
+        return true;
+    }
     let Some(listener) = find_listener(at.dev, req.service_id) else {
         return false;
     };
@@ -1101,8 +1142,26 @@ fn recv_req(at: &Arrival<'_>, mad: &RecvMad, m: &Req<&Mad>) -> bool {
     true
 }
 
-fn recv_rep(at: &Arrival<'_>, id: &Arc<CmId>, m: &Rep<&Mad>) {
+fn recv_rep(at: &Arrival<'_>, mad: &RecvMad, id: &Arc<CmId>, m: &Rep<&Mad>) {
     let attr_id = m.hdr().attr_id();
+    // The stale check looks through the table, which locks IDs: done before
+    // this ID's lock is taken, for a REP the ID would take.
+    let fresh = {
+        let g = id.inner.lock();
+        let dup = g.remote_known && g.remote_id == m.local_comm_id();
+        (!dup && state::rep_received(g.state, g.lap).deliver.is_some())
+            .then(|| RepEvent::of(m, g.qp_type.unwrap_or(CmQpType::Rc)))
+    };
+    if let Some(rep) = fresh {
+        let old = find(Lookup::Qpn {
+            qpn: rep.remote_qpn,
+            guid: rep.remote_ca_guid,
+        });
+        if let Some(old) = old.filter(|o| !Arc::ptr_eq(o, id)) {
+            reject_stale(at, mad, MsgResponse::Rep, &old);
+            return;
+        }
+    }
     let (step, rep) = {
         let mut g = id.inner.lock();
         if g.remote_known && g.remote_id == m.local_comm_id() {
@@ -1666,19 +1725,19 @@ pub(crate) unsafe extern "C" fn rrxe_cm_send_dreq(
 ) -> ffi::c_int {
     // SAFETY: the caller's guarantee.
     let (id, pd) = unsafe { (CmId::from_c(cm_id), bytes(private_data, private_data_len)) };
+    errno(send_dreq(&id, pd))
+}
+
+/// Disconnects `id` with a DREQ carrying `pd` (`ib_send_cm_dreq()`).
+fn send_dreq(id: &Arc<CmId>, pd: &[u8]) -> Result {
     let mut g = id.inner.lock();
-    let step = match state::send_dreq(g.state, g.lap, pd.len()) {
-        Ok(s) => s,
-        Err(r) => return r.to_errno(),
-    };
-    match id.apply(&mut g, &step, Some(pd), &[]) {
-        Ok(_) => 0,
-        Err(e) => {
-            let s = state::dreq_not_posted(g.state, g.lap);
-            let _ = id.apply(&mut g, &s, None, &[]);
-            e.to_errno()
-        }
+    let step = state::send_dreq(g.state, g.lap, pd.len()).map_err(refusal)?;
+    if let Err(e) = id.apply(&mut g, &step, Some(pd), &[]) {
+        let s = state::dreq_not_posted(g.state, g.lap);
+        let _ = id.apply(&mut g, &s, None, &[]);
+        return Err(e);
     }
+    Ok(())
 }
 
 /// `ib_send_cm_drep()`.

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Which ID a received message is for: `cm.c`'s table lookups
-//! (`cm_acquire_id()`, `cm_match_req()`, `cm_acquire_rejected_id()`,
-//! `cm_acquire_mraed_id()`) as predicates over the keys of an ID.
+//! (`cm_acquire_id()`, `cm_match_req()`, `cm_insert_remote_qpn()`,
+//! `cm_acquire_rejected_id()`, `cm_acquire_mraed_id()`) as predicates over
+//! the keys of an ID.
 //!
 //! Pure logic with no kernel dependency: built into the module and into the
 //! host unit tests (`tests/host`). Communication IDs and GUIDs are in CPU
@@ -29,6 +30,10 @@ pub(crate) struct Keys {
     pub(crate) remote_known: bool,
     /// The peer's node GUID.
     pub(crate) remote_ca_guid: u64,
+    /// The peer's QPN. While `remote_known`, the (QPN, GUID) pair is in the
+    /// remote QPN table too: a new REQ or REP from the same QP of the same
+    /// node is then a stale connection.
+    pub(crate) remote_qpn: u32,
     /// The service ID it listens on, if it listens.
     pub(crate) listening_on: Option<u64>,
     /// It answers a SIDR_REQ (`IB_CM_SIDR_REQ_RCVD`); `remote_id` is the
@@ -57,6 +62,14 @@ pub(crate) enum Lookup {
         /// The peer's node GUID.
         guid: u64,
     },
+    /// By the peer's QPN and node GUID in the remote QPN table (the stale
+    /// connection check of a REQ or REP).
+    Qpn {
+        /// The peer's QPN.
+        qpn: u32,
+        /// The peer's node GUID.
+        guid: u64,
+    },
     /// A listener on this service ID.
     Listen(u64),
     /// The ID answering this SIDR request ID (a repeated SIDR_REQ is
@@ -74,6 +87,9 @@ impl Lookup {
             }
             Lookup::Remote { remote, guid } => {
                 k.remote_known && k.remote_id == remote && k.remote_ca_guid == guid
+            }
+            Lookup::Qpn { qpn, guid } => {
+                k.remote_known && k.remote_qpn == qpn && k.remote_ca_guid == guid
             }
             Lookup::Listen(sid) => k.listening_on == Some(sid),
             Lookup::Sidr(request) => k.answering_sidr && k.remote_id == request,

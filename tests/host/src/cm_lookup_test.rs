@@ -23,6 +23,7 @@ fn active() -> Keys {
         remote_id: 0x22,
         remote_known: true,
         remote_ca_guid: 0xAB,
+        remote_qpn: 0x33,
         listening_on: None,
         answering_sidr: false,
     }
@@ -200,4 +201,22 @@ fn repeated_sidr_req() {
         ..answering
     };
     assert!(!Lookup::Sidr(0x44).takes(&answered));
+}
+
+#[test]
+fn stale_connection_needs_the_qpn_and_guid_in_the_remote_table() {
+    let stale = Lookup::Qpn {
+        qpn: 0x33,
+        guid: 0xAB,
+    };
+    assert!(stale.takes(&active()));
+    // Another node's QP of the same number, or another QP of the node.
+    assert!(!Lookup::Qpn { qpn: 0x33, guid: 0xAC }.takes(&active()));
+    assert!(!Lookup::Qpn { qpn: 0x34, guid: 0xAB }.takes(&active()));
+    // Out of the table (idle again, or in timewait): no longer stale.
+    let gone = Keys {
+        remote_known: false,
+        ..active()
+    };
+    assert!(!stale.takes(&gone));
 }
