@@ -53,11 +53,15 @@ eval "MYSET=\$SET_$ROLE"
 #   rust:   this project's rdma_rxe + rdma_ucm
 #   ucma:   in-tree rdma_rxe + this project's rdma_ucm (ucma over the C rxe)
 #   cm:     in-tree rdma_rxe + rdma_ucm + rdma_cm over this project's ib_cm
+#   full:   this project's rdma_rxe, rdma_ucm and ib_cm (the in-tree rdma_cm
+#           over them)
 mkdir -p "/lib/modules/$KREL/updates"
 case $MYSET in
 rust) cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$KREL/updates/" ;;
 ucma) cp "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$KREL/updates/" ;;
 cm) cp "$RUST_KO_DIR"/ib_cm.ko "/lib/modules/$KREL/updates/" ;;
+full) cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "$RUST_KO_DIR"/ib_cm.ko \
+	"/lib/modules/$KREL/updates/" ;;
 esac
 depmod -a
 

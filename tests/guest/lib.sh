@@ -2,7 +2,7 @@
 #
 # Helpers for guest scenarios (sourced by init.sh; scenarios see them too).
 # Both guests run the same scenario list in the same order. A scenario is
-# tests/scenarios/<name>.sh, run with ROLE (a|b), MYSET/PEERSET (c|rust|ucma),
+# tests/scenarios/<name>.sh, run with ROLE (a|b), MYSET/PEERSET (c|rust|ucma|cm|full),
 # MYIP/PEERIP and RUN set; its exit status is its result in this guest:
 # 0 pass, 4 skip, anything else fail. What it prints goes to its log.
 

@@ -1,7 +1,7 @@
 # Backlog overflow: a listener with backlog 2 (guest a) that reads no event,
 # 10 connects from guest b: 8 must be REJECTED promptly (the C rdma_ucm
 # drops them silently instead, and the clients retry until they time out).
-[ "$MYSET" = ucma ] || [ "$MYSET" = rust ] || [ "$ROLE" = b ] || exit $KSFT_SKIP
+[ "$MYSET" = ucma ] || [ "$MYSET" = rust ] || [ "$MYSET" = full ] || [ "$ROLE" = b ] || exit $KSFT_SKIP
 port=20079
 py="$RRXE_REPO/tests/scenarios/ucma_backlog.py"
 if [ "$ROLE" = a ]; then
@@ -13,7 +13,7 @@ if [ "$ROLE" = a ]; then
 	: >"$SYNC/$SCENARIO.clientdone"
 	wait $srv
 else
-	[ "$PEERSET" = ucma ] || [ "$PEERSET" = rust ] || { await ready 60; notify done; exit $KSFT_SKIP; }
+	[ "$PEERSET" = ucma ] || [ "$PEERSET" = rust ] || [ "$PEERSET" = full ] || { await ready 60; notify done; exit $KSFT_SKIP; }
 	await ready 60 || exit 1
 	python3 "$py" client "$PEERIP" $port 10; rc=$?
 	notify done
