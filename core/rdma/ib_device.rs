@@ -407,6 +407,11 @@ impl<T: IbDriver> Device<T> {
         ops.del_gid = Some(Self::del_gid_cb);
         ops.alloc_ucontext = Some(Self::alloc_ucontext_cb);
         ops.dealloc_ucontext = Some(Self::dealloc_ucontext_cb);
+        // With this op the core takes no module reference for an open user
+        // context: `rdma link delete` and `rmmod` go ahead under a live
+        // process, the core destroying its objects through the ordinary
+        // destroy ops first, as with the C driver.
+        ops.disassociate_ucontext = Some(Self::disassociate_ucontext_cb);
         ops.mmap = Some(Self::mmap_cb);
         ops.alloc_pd = Some(Self::alloc_pd_cb);
         ops.dealloc_pd = Some(Self::dealloc_pd_cb);
@@ -598,6 +603,16 @@ impl<T: IbDriver> Device<T> {
         // SAFETY: see the function's safety section.
         T::dealloc_ucontext(unsafe { Self::from_raw((*ctx).device) });
     }
+
+    /// Nothing to do, as in the C driver: the queues a process has mapped
+    /// are `vmalloc_user` pages the mapping holds its own references on (the
+    /// buffer's `vfree` leaves them to the process until it unmaps them), and
+    /// no other state of this driver lives in the process.
+    ///
+    /// # Safety
+    ///
+    /// None required: the context is not touched.
+    unsafe extern "C" fn disassociate_ucontext_cb(_ctx: *mut bindings::ib_ucontext) {}
 
     /// # Safety
     ///
