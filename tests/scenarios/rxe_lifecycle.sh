@@ -2,8 +2,11 @@
 #   1. CYCLES x rdma link add / ibv_devinfo / rdma link delete;
 #   2. a process holding the device (one of every object, datagrams in
 #      flight; or an ibv_ud_pingpong server waiting): rdma link delete
-#      returns while the process lives, and rmmod rdma_rxe unloads the
-#      module with its device (user contexts are disassociated, as by C);
+#      returns while the process lives, the process adds no reference to
+#      rdma_rxe, and rmmod rdma_rxe unloads the module with its device
+#      (user contexts are disassociated, as by C; the C module itself is
+#      held while a device exists, and one more time while held, so its
+#      rmmod is refused: recorded, not failed);
 #   3. ibv_ud_pingpong between the guests killed (SIGKILL) mid-connect and
 #      mid-transfer, guest b's eth0 down/up during the transfer, the device
 #      deleted right after (while the peer may still send to it);
@@ -109,6 +112,7 @@ hold() { # I: the holder of cycle I on rxe0
 	add rxe0 eth0
 	wait_gid rxe0 "$MYIP" || fail "no GID"
 	idx=$(gid_index_v4 rxe0 "$MYIP")
+	held_base=$(refcnt)
 	if [ $(($1 % 2)) = 1 ]; then
 		what="a process with one of every object"
 		holder_start rxe0 "$idx"
@@ -139,18 +143,32 @@ for i in $(seq "$K"); do
 
 	hold $((i + 1))
 	step "2.$i rmmod rdma_rxe, held by $what (refcnt $(refcnt))"
-	# No module reference for a user context that can be disassociated:
-	# the module goes, its device with it, under the live holder.
-	[ "$(refcnt)" = 0 ] || fail "an open user context holds rdma_rxe: refcnt $(refcnt)"
+	# No module reference for a user context that can be disassociated.
+	# (The in-tree C module shows one more while held, measured: recorded.)
+	if [ "$(refcnt)" != "$held_base" ]; then
+		[ "$MYSET" = c ] ||
+			fail "the holder took a reference on rdma_rxe: refcnt $(refcnt), $held_base without it"
+		echo "  C: refcnt $(refcnt) while held, $held_base without the holder"
+	fi
 	timeout 30 rmmod rdma_rxe >rmmod.out 2>&1
 	rc=$?
 	[ $rc != 124 ] || fail "rmmod rdma_rxe hung while in use"
-	[ $rc = 0 ] || fail "rmmod rdma_rxe refused under a holder: $(cat rmmod.out)"
-	echo "  rdma_rxe unloaded, its device removed under the holder"
-	! grep -q '^rdma_rxe ' /proc/modules || fail "rmmod succeeded, rdma_rxe still loaded"
-	gone rxe0 || fail "rxe0 still there after rmmod"
-	holder_kill
-	modprobe rdma_rxe || fail "modprobe rdma_rxe after the rmmod"
+	if [ $rc != 0 ] && [ "$MYSET" = c ]; then
+		# The C module is held while a device exists (see
+		# Documentation/rxe-device.rst), holder or not.
+		echo "  refused (C, refcnt $held_base with the device alone): $(cat rmmod.out)"
+		grep -q 'in use' rmmod.out || fail "rmmod refused, but not as in use"
+		holder_kill
+		del rxe0
+	else
+		# The module goes, its device with it, under the live holder.
+		[ $rc = 0 ] || fail "rmmod rdma_rxe refused under a holder: $(cat rmmod.out)"
+		echo "  rdma_rxe unloaded, its device removed under the holder"
+		! grep -q '^rdma_rxe ' /proc/modules || fail "rmmod succeeded, rdma_rxe still loaded"
+		gone rxe0 || fail "rxe0 still there after rmmod"
+		holder_kill
+		modprobe rdma_rxe || fail "modprobe rdma_rxe after the rmmod"
+	fi
 	settled
 done
 
