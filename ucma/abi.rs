@@ -79,29 +79,18 @@ trait Field {
     fn read(r: &Rd<'_>, off: usize) -> Self;
 }
 
-impl Field for u8 {
-    fn read(r: &Rd<'_>, off: usize) -> Self {
-        r.u8(off)
-    }
+/// The integers, native endian as the ABI is.
+macro_rules! int_field {
+    ($($t:ty),*) => {
+        $(impl Field for $t {
+            fn read(r: &Rd<'_>, off: usize) -> Self {
+                <$t>::from_ne_bytes(r.arr(off))
+            }
+        })*
+    };
 }
 
-impl Field for u16 {
-    fn read(r: &Rd<'_>, off: usize) -> Self {
-        r.u16(off)
-    }
-}
-
-impl Field for u32 {
-    fn read(r: &Rd<'_>, off: usize) -> Self {
-        r.u32(off)
-    }
-}
-
-impl Field for u64 {
-    fn read(r: &Rd<'_>, off: usize) -> Self {
-        r.u64(off)
-    }
-}
+int_field!(u8, u16, u32, u64);
 
 impl<const N: usize> Field for [u8; N] {
     fn read(r: &Rd<'_>, off: usize) -> Self {

@@ -64,7 +64,6 @@ use super::proto::{
         QpTarget,
         RejAri,
         ReqCheck,
-        ReqMatch,
         Send,
         SendStatus,
         State,
@@ -871,11 +870,11 @@ pub(crate) fn answer(agent: &Responder<'_>, mad: &RecvMad, issue: Issue) {
 /// is still known connected under `old`, so the peer lost that connection.
 /// The new REQ or REP is rejected and the old connection disconnected.
 fn reject_stale(at: &Arrival<'_>, mad: &RecvMad, rejected: MsgResponse, old: &Arc<CmId>) {
-    let issue = match rejected {
-        MsgResponse::Req => state::new_req(ReqMatch::Stale).0,
-        _ => Issue::Rej(state::rej_reason::STALE_CONN, rejected),
-    };
-    answer(at.agent, mad, issue);
+    answer(
+        at.agent,
+        mad,
+        Issue::Rej(state::rej_reason::STALE_CONN, rejected),
+    );
     // Refused by the old ID's state (already disconnecting): nothing to do.
     let _ = send_dreq(old, &[]);
 }
