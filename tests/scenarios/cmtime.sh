@@ -1,10 +1,13 @@
 # cmtime -c N: RDMA CM connection setup and teardown timing (every step).
-# N is 50 (the ucma issue's figure) when both guests run this project's
-# rdma_ucm over the C rdma_rxe (the ucma set), 20 elsewhere; CMTIME_CONNS
-# (RRXE_GUEST_ENV) overrides it.
+# N is 50 (the ucma and ib_cm issues' figure) when a guest runs this
+# project's rdma_ucm or ib_cm over the C rdma_rxe (the ucma, ucma-mixed,
+# cm and cm-mixed sets), 20 elsewhere; CMTIME_CONNS (RRXE_GUEST_ENV)
+# overrides it.
 if [ -z "${CMTIME_CONNS:-}" ]; then
 	CMTIME_CONNS=20
-	[ "$MYSET" = ucma ] && [ "$PEERSET" = ucma ] && CMTIME_CONNS=50
+	case " $MYSET $PEERSET " in
+	*" ucma "* | *" cm "*) CMTIME_CONNS=50 ;;
+	esac
 fi
 if [ "$ROLE" = a ]; then
 	timeout 200 cmtime -b "$MYIP" -c "$CMTIME_CONNS" &
