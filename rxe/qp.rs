@@ -244,6 +244,9 @@ pub(crate) struct Qp {
     /// The connected transports' state (rxe/rc.rs).
     #[pin]
     rc: crate::rc::Rc,
+    /// The kernel timer of the RC timers (rxe/rc_timer.rs).
+    #[pin]
+    pub(crate) rc_timer: kernel::time::hrtimer::HrTimer<Qp>,
 }
 
 #[pinned_drop]
@@ -901,6 +904,7 @@ fn create(
             released,
             io <- QpIo::new(),
             rc <- crate::rc::Rc::new(),
+            rc_timer <- kernel::time::hrtimer::HrTimer::new(),
         }),
         GFP_KERNEL,
     )?;
@@ -987,6 +991,8 @@ impl QpDriver for Rxe {
         qp.valid.store(false, Ordering::Relaxed);
         // No task runs on it after this (`rxe_cleanup_task`).
         qp.io.cleanup();
+        // Then the timers, which the tasks no longer start.
+        qp.rc.cleanup();
         let qps = &dev.data().qps;
         if qp.qp_type == QpType::Gsi {
             // Unlike the C driver, which keeps the stale index, a new GSI QP

@@ -6,8 +6,10 @@
 //! `resp_check.rs`) over the QP: its queues, the packets rxe/recv.rs
 //! queued for it, the data path (rxe/copy.rs) and rxe/xmit.rs.
 //!
-//! Not done yet (issue #4): the retransmission and RNR timers (an RNR NAK
-//! retries at once), local operations (LOCAL_INV, REG_MR, BIND_MW complete
+//! The retransmission and RNR NAK timers are deadlines the send task
+//! keeps (rxe/rc_timing.rs) over one kernel timer (rxe/rc_timer.rs).
+//!
+//! Not done yet (issue #4): local operations (LOCAL_INV, REG_MR, BIND_MW complete
 //! in error), FLUSH and ATOMIC WRITE at the responder, the QP access error
 //! event.
 
@@ -37,6 +39,14 @@ use crate::{
         QpType, //
     },
     queue_index::QueueType,
+    rc_timer::{
+        self,
+        Timer, //
+    },
+    rc_timing::{
+        retrans_period_ns,
+        rnr_delay_ns, //
+    },
     rdma::{
         bindings,
         cq::Completion,
@@ -97,8 +107,13 @@ struct SendSide {
     prev: Option<u8>,
     flags: ReqFlags,
     comp: CompInfo,
-    /// The completer's RNR retry is due.
-    rnr_due: bool,
+    /// The retransmission timer fired since the completer last ran
+    /// (`comp.timeout`).
+    comp_timeout: bool,
+    /// The retry counts are due from the attributes (after a reset).
+    fresh: bool,
+    /// The retransmission and RNR NAK timers.
+    timer: Timer,
 }
 
 /// The receive task's state: the responder.
@@ -136,7 +151,9 @@ impl Rc {
                     prev: None,
                     flags: ReqFlags::default(),
                     comp: CompInfo::default(),
-                    rnr_due: false,
+                    comp_timeout: false,
+                    fresh: true,
+                    timer: Timer::new(),
                 },
                 "rxe_rc_send"
             ),
@@ -165,13 +182,21 @@ impl Rc {
             s.prev = None;
             s.flags = ReqFlags::default();
             s.comp = CompInfo::default();
-            s.rnr_due = false;
+            s.comp_timeout = false;
+            s.fresh = true;
+            s.timer.stop();
         }
         let mut r = self.recv.lock();
         r.cur = None;
         r.wqe = None;
         r.mr = None;
         r.fresh = true;
+    }
+
+    /// Stops the timers for good (destroy, after the tasks are stopped, so
+    /// that nothing starts them again): they no longer hold the QP.
+    pub(crate) fn cleanup(&self) {
+        self.send.lock().timer.stop();
     }
 }
 
@@ -199,8 +224,19 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
         return Step::Done;
     };
     let mut s = qp.rc().send.lock();
+    let now = s.timer.now();
+    let fired = s.timer.deadlines().expire(now);
+    if fired.retrans {
+        s.comp_timeout = true;
+    }
+    if fired.rnr {
+        // `rnr_nak_timer`: the send queue is retried.
+        s.flags.need_retry = true;
+        s.flags.wait_for_rnr_timer = false;
+    }
     let req = requester(&dev, qp, &mut s);
     let comp = completer(&dev, qp, &mut s);
+    s.timer.arm(qp);
     if req == Step::More || comp == Step::More {
         Step::More
     } else {
@@ -217,8 +253,7 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
     }
     let rxe = dev.data();
     let mut buf = KVec::new();
-    if s.rnr_due || (s.flags.need_retry && !s.flags.wait_for_rnr_timer) {
-        s.rnr_due = false;
+    if s.flags.need_retry && !s.flags.wait_for_rnr_timer {
         retry(qp, s, &mut buf);
         s.flags.need_retry = false;
     }
@@ -246,7 +281,7 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         return Step::Done;
     }
     let view = w.send_view(t);
-    let (q, dest, fields) = qp.with_attrs(|a| {
+    let (q, dest, fields, period) = qp.with_attrs(|a| {
         let q = ReqView {
             t,
             mtu: a.mtu,
@@ -263,7 +298,8 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
             dest_qpn: a.dest_qp_num,
             ..ReqFields::default()
         };
-        (q, xmit::dest_of(&a.pri_av), f)
+        let period = retrans_period_ns(a.timeout_jiffies, rc_timer::hz());
+        (q, xmit::dest_of(&a.pri_av), f, period)
     });
     let step = plan(&view, &q, &mut s.flags, || qp.take_rd_atomic());
     let fail = |s: &mut SendSide, w: &mut SendWqeBytes<'_>, status: WcStatus| {
@@ -373,6 +409,12 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
     }
     let _ = write_elem(qp, index, &buf);
     qp.with_attrs_mut(|at| at.req_psn = a.next_psn);
+    if t == QpType::Rc {
+        // `update_state`: the retransmission timer runs while requests
+        // are unanswered.
+        let now = s.timer.now();
+        s.timer.deadlines().sent(now, period);
+    }
     s.prev = Some(a.prev_opcode);
     if a.next_wqe {
         s.req_index = Some(qp.sq_next(index));
@@ -440,7 +482,10 @@ struct CompQp<'a> {
     qp: &'a Arc<Qp>,
     cur: Option<RecvPkt>,
     buf: KVec<u8>,
-    rnr: bool,
+    /// `reset_retry_timer` was asked for.
+    rearm: bool,
+    /// An RNR NAK asked for this many microseconds before a retry.
+    rnr_usecs: Option<u32>,
 }
 
 impl CompQp<'_> {
@@ -599,12 +644,11 @@ impl CompEnv for CompQp<'_> {
     }
 
     fn rearm_retry_timer(&mut self) {
-        // TODO(issue #4): the retransmission timer.
+        self.rearm = true;
     }
 
-    fn start_rnr_timer(&mut self, _usecs: u32) {
-        // TODO(issue #4): the RNR timer; the retry is due at once.
-        self.rnr = true;
+    fn start_rnr_timer(&mut self, usecs: u32) {
+        self.rnr_usecs = Some(usecs);
     }
 
     fn qp_error(&mut self) {
@@ -618,17 +662,23 @@ fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         return Step::Done;
     }
     let rxe = dev.data();
-    let (lim, comp_psn) = qp.with_attrs(|a| {
+    let (lim, comp_psn, counts, timeout_jiffies) = qp.with_attrs(|a| {
         (
             RetryLimits {
                 retry_cnt: a.retry_cnt,
                 rnr_retry: a.rnr_retry,
             },
             a.comp_psn,
+            (a.comp_retry_cnt, a.comp_rnr_retry),
+            a.timeout_jiffies,
         )
     });
-    if s.comp.retry_cnt == 0 && s.comp.rnr_retry == 0 && !s.comp.started_retry {
-        s.comp.reset_retry(lim);
+    if s.fresh {
+        // The counts the modify to RTS set (`qp->comp.retry_cnt`,
+        // `qp->comp.rnr_retry`).
+        s.fresh = false;
+        s.comp.retry_cnt = counts.0;
+        s.comp.rnr_retry = counts.1;
     }
     s.comp.psn = comp_psn;
     let mut env = CompQp {
@@ -637,29 +687,37 @@ fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         qp,
         cur: None,
         buf: KVec::new(),
-        rnr: false,
+        rearm: false,
+        rnr_usecs: None,
     };
     let again = comp_check::run(
         &mut env,
         &mut s.comp,
         &mut s.flags,
         comp_check::RunInput {
-            timeout: false,
+            timeout: core::mem::take(&mut s.comp_timeout),
             lim,
         },
     );
     let _ = env.dev;
-    if env.rnr {
-        s.flags.need_retry = true;
-        s.flags.wait_for_rnr_timer = false;
-        s.rnr_due = true;
+    let now = s.timer.now();
+    if env.rearm && qp.qp_type() == QpType::Rc {
+        // `reset_retry_timer` (the QP is in RTS or SQD here).
+        let period = retrans_period_ns(timeout_jiffies, rc_timer::hz());
+        s.timer.deadlines().restart_retrans(now, period);
+    }
+    if let Some(usecs) = env.rnr_usecs {
+        // No retry before the RNR NAK timer fires.
+        s.timer
+            .deadlines()
+            .start_rnr(now, rnr_delay_ns(usecs, rc_timer::hz()));
     }
     if let Some(p) = env.cur.take() {
         p.consume();
     }
     let psn = s.comp.psn;
     qp.with_attrs_mut(|a| a.comp_psn = psn);
-    if again || s.rnr_due {
+    if again {
         Step::More
     } else {
         Step::Done

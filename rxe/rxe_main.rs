@@ -48,6 +48,8 @@ mod resp_check;
 mod queue;
 pub mod queue_index;
 mod rc;
+mod rc_timer;
+mod rc_timing;
 mod recv;
 pub mod roce;
 mod srq;

@@ -97,6 +97,10 @@ pub mod rxe_resp_check;
 #[cfg(test)]
 mod transport_tests;
 
+#[path = "../../../rxe/rc_timing.rs"]
+#[allow(dead_code)]
+pub mod rxe_rc_timing;
+
 #[path = "../../../rxe/dma.rs"]
 #[allow(dead_code)]
 pub mod rxe_dma;

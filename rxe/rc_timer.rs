@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The kernel timer behind an RC QP's retransmission and RNR NAK timers.
+//!
+//! One high-resolution timer of the QP (its `rc_timer`) serves both: it is
+//! set for the earlier of their deadlines (rxe/rc_timing.rs). When it
+//! fires it only schedules the send task, as the C driver's
+//! `retransmit_timer` and `rnr_nak_timer` do; the send task then finds
+//! which deadline passed, with the clock, and acts on it.
+//!
+//! A started timer holds a reference on the QP (its handle does, kept in
+//! [`Timer`]): the QP cannot be freed while it may fire. Destroy stops it
+//! ([`Timer::stop`]) after the tasks are stopped, so nothing starts it
+//! again, and so lets the QP go.
+
+use crate::{
+    qp::Qp,
+    rc_timing::{
+        Arm,
+        Deadlines, //
+    },
+};
+use kernel::{
+    impl_has_hr_timer,
+    sync::{
+        Arc,
+        ArcBorrow, //
+    },
+    time::{
+        hrtimer::{
+            ArcHrTimerHandle,
+            HrTimerCallback,
+            HrTimerCallbackContext,
+            HrTimerPointer,
+            HrTimerRestart,
+            RelativeSoftMode, //
+        },
+        msecs_to_jiffies,
+        Delta,
+        Instant,
+        Monotonic, //
+    },
+};
+
+impl_has_hr_timer! {
+    impl HasHrTimer<Qp> for Qp {
+        // Soft: the callback runs in softirq, as a `timer_list`'s does.
+        mode: RelativeSoftMode<Monotonic>,
+        field: self.rc_timer,
+    }
+}
+
+impl HrTimerCallback for Qp {
+    type Pointer<'a> = Arc<Qp>;
+
+    fn run(this: ArcBorrow<'_, Qp>, _ctx: HrTimerCallbackContext<'_, Self>) -> HrTimerRestart {
+        // A destroyed QP's task no longer runs: scheduling it is a no-op.
+        this.io().sched_send(this);
+        HrTimerRestart::NoRestart
+    }
+}
+
+/// The kernel's tick rate (`HZ`), which the C driver's timers count in.
+pub(crate) fn hz() -> u32 {
+    u32::try_from(msecs_to_jiffies(1000)).unwrap_or(1000)
+}
+
+/// The QP's timer: the deadlines, its clock origin and the running kernel
+/// timer's handle. Guarded by the send side's lock.
+pub(crate) struct Timer {
+    deadlines: Deadlines,
+    origin: Instant<Monotonic>,
+    handle: Option<ArcHrTimerHandle<Qp>>,
+}
+
+impl Timer {
+    /// Nothing pending.
+    pub(crate) fn new() -> Self {
+        Self {
+            deadlines: Deadlines::default(),
+            origin: Instant::now(),
+            handle: None,
+        }
+    }
+
+    /// Nanoseconds since the origin.
+    pub(crate) fn now(&self) -> u64 {
+        u64::try_from((Instant::<Monotonic>::now() - self.origin).as_nanos()).unwrap_or(0)
+    }
+
+    /// The deadlines, to start or expire timers.
+    pub(crate) fn deadlines(&mut self) -> &mut Deadlines {
+        &mut self.deadlines
+    }
+
+    /// Sets the kernel timer for the earliest deadline (after the send
+    /// task changed them). Process context.
+    pub(crate) fn arm(&mut self, qp: &Arc<Qp>) {
+        let now = self.now();
+        match self.deadlines.arm(now) {
+            Arm::Keep => {}
+            Arm::Cancel => drop(self.handle.take()),
+            Arm::Start(ns) => {
+                // The old handle first: dropping it cancels the timer,
+                // which would stop the restarted one.
+                drop(self.handle.take());
+                let ns = i64::try_from(ns).unwrap_or(i64::MAX);
+                self.handle = Some(qp.clone().start(Delta::from_nanos(ns)));
+            }
+        }
+    }
+
+    /// No deadline; the kernel timer is stopped, its callback finished
+    /// (`timer_delete_sync`), and its reference on the QP dropped. Process
+    /// context; the caller keeps a reference on the QP.
+    pub(crate) fn stop(&mut self) {
+        self.deadlines.clear();
+        drop(self.handle.take());
+    }
+}

@@ -1,0 +1,46 @@
+# The RC timers between the guests: the RNR NAK timer (a SEND waits for a
+# receive posted a second later; RNR retries exhausted), the retransmission
+# timer (retries exhausted against a QP that does not answer), each way
+# (tests/scenarios/rxe_rc_retry.c); then ibv_rc_pingpong --chk with 5% of
+# the packets each guest sends dropped (netem), which only retransmission
+# recovers.
+# timeout: 200
+modprobe ib_uverbs
+modprobe rdma_rxe
+[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
+wait_gid rxe0 "$MYIP" || exit 1
+idx=$(gid_index_v4 rxe0 "$MYIP") || { echo "no RoCE v2 GID"; exit 1; }
+gcc -O1 -Wall -o ./rxe_rc_retry "$RRXE_REPO/tests/scenarios/rxe_rc_retry.c" -libverbs ||
+	{ echo "cannot build the check"; exit 4; }
+
+rc=0
+for server in a b; do
+	if [ "$ROLE" = "$server" ]; then
+		timeout 60 ./rxe_rc_retry rxe0 "$idx" server "$PEERIP" || rc=1
+	else
+		timeout 60 ./rxe_rc_retry rxe0 "$idx" client "$PEERIP" || rc=1
+	fi
+	barrier "retry.$server" 90 || rc=1
+done
+
+tc qdisc add dev eth0 root netem loss 5% || { echo "no netem"; exit 1; }
+barrier lossy 60 || rc=1
+args="-d rxe0 -g $idx -s 3000 -n 50 -c -m 1024 -p 18620"
+if [ "$ROLE" = a ]; then
+	timeout 80 ibv_rc_pingpong $args >out 2>&1 &
+	pid=$!
+	sleep 1
+	notify ready
+	await done 90 || rc=1
+	wait $pid || { rc=1; echo "FAIL lossy pingpong (server)"; }
+else
+	await ready 60 || exit 1
+	timeout 80 ibv_rc_pingpong $args "$PEERIP" >out 2>&1 ||
+		{ rc=1; echo "FAIL lossy pingpong (client)"; }
+	notify done
+fi
+cat out
+tc -s qdisc show dev eth0
+tc qdisc del dev eth0 root
+rdma statistic show link rxe0/1
+exit $rc
