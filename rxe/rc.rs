@@ -83,7 +83,10 @@ use crate::{
     },
     srq::RecvWqe,
     task::Step,
-    wire::bth::Bth,
+    wire::{
+        bth::Bth,
+        psn::psn_diff, //
+    },
     wqe::{
         self,
         send_off, //
@@ -681,6 +684,7 @@ fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         s.comp.rnr_retry = counts.1;
     }
     s.comp.psn = comp_psn;
+    let cons0 = qp.sq_queue().lock().consumer(QueueType::FromClient);
     let mut env = CompQp {
         dev,
         rxe: &rxe,
@@ -706,6 +710,9 @@ fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         let period = retrans_period_ns(timeout_jiffies, rc_timer::hz());
         s.timer.deadlines().restart_retrans(now, period);
     }
+    if !env.rearm && qp.with_attrs(|a| a.req_psn) == s.comp.psn {
+        s.timer.deadlines().all_acked();
+    }
     if let Some(usecs) = env.rnr_usecs {
         // No retry before the RNR NAK timer fires.
         s.timer
@@ -717,10 +724,40 @@ fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
     }
     let psn = s.comp.psn;
     qp.with_attrs_mut(|a| a.comp_psn = psn);
+    catch_up(qp, s, cons0);
     if again {
         Step::More
     } else {
         Step::Done
+    }
+}
+
+/// After the completer freed the send queue slots from `cons0` on: a
+/// requester still in one of them (resending a WQE a late ACK completed
+/// meanwhile) goes on from the oldest WQE left, at the completer's PSN.
+/// Left there, it would resend the rest of a completed message, and with
+/// the send queue's indices wrapped, a freed slot can be the producer's
+/// index: the requester would take the queue for empty and never send the
+/// WQE posted next (the C driver's requester has the same window).
+fn catch_up(qp: &Qp, s: &mut SendSide, cons0: u32) {
+    let Some(req) = s.req_index else {
+        return;
+    };
+    let cons = qp.sq_queue().lock().consumer(QueueType::FromClient);
+    let mut i = cons0;
+    while i != cons {
+        if i == req {
+            s.req_index = Some(cons);
+            s.prev = None;
+            let comp_psn = s.comp.psn;
+            qp.with_attrs_mut(|a| {
+                if psn_diff(a.req_psn, comp_psn) < 0 {
+                    a.req_psn = comp_psn;
+                }
+            });
+            return;
+        }
+        i = qp.sq_next(i);
     }
 }
 

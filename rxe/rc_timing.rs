@@ -77,6 +77,13 @@ impl Deadlines {
         }
     }
 
+    /// Every request sent was answered: the retransmission timer stops.
+    /// (The C driver lets it run out; its expiry then finds nothing to
+    /// retry, or cuts short the wait of the next request.)
+    pub(crate) fn all_acked(&mut self) {
+        self.retrans = None;
+    }
+
     /// An RNR NAK: no retry before `delay` (`mod_timer(&qp->rnr_nak_timer)`).
     pub(crate) fn start_rnr(&mut self, now: u64, delay: u64) {
         self.rnr = Some(now.saturating_add(delay));
@@ -148,6 +155,10 @@ mod tests {
         assert_eq!(d.retrans, Some(150));
         d.restart_retrans(130, Some(50));
         assert_eq!(d.retrans, Some(180));
+        d.all_acked();
+        assert_eq!(d.retrans, None);
+        d.sent(200, Some(50));
+        assert_eq!(d.retrans, Some(250));
         let mut n = Deadlines::default();
         n.sent(100, None);
         n.restart_retrans(100, None);
