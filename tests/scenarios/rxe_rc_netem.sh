@@ -1,0 +1,70 @@
+# RC loss recovery over an impaired link (issue #7): netem on guest a's
+# eth0 (its requests and its responses/ACKs) with, in turn, 1, 5 and 20%
+# loss, 25% reordering, 5% duplication, 1% corruption and a delay with
+# jitter; each time ibv_rc_pingpong --chk (9000-byte messages of nine
+# packets, received data checked) must complete. The server's side
+# alternates. The pingpongs' TCP exchange crosses the same link (TCP
+# recovers). About 40 s on the bench kernel, 150 s on the test kernel.
+# timeout: 400
+modprobe ib_uverbs
+modprobe rdma_rxe
+[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
+wait_gid rxe0 "$MYIP" || exit 1
+idx=$(gid_index_v4 rxe0 "$MYIP") || { echo "no RoCE v2 GID"; exit 1; }
+
+# listening PORT: a socket listens on TCP PORT (IPv4 or IPv6).
+listening() {
+	grep -Eqs "^ *[0-9]+: [0-9A-F]+:$(printf %04X "$1") [0-9A-F]+:[0-9A-F]{4} 0A " \
+		/proc/net/tcp /proc/net/tcp6
+}
+
+rc=0
+n=0
+server=a
+# impaired NAME NETEM...: one pingpong with guest a's egress under netem.
+impaired() {
+	local tag=$1 port=$((18630 + n)) i=0 t0 args pid
+	shift
+	n=$((n + 1))
+	if [ "$ROLE" = a ]; then
+		tc qdisc add dev eth0 root netem "$@" || { echo "FAIL $tag: no netem $*"; rc=1; }
+	fi
+	barrier "on.$tag" 60 || { rc=1; return; }
+	t0=$(date +%s)
+	args="-d rxe0 -g $idx -s 9000 -n ${RXE_NETEM_ITERS:-10} -c -m 1024 -p $port"
+	if [ "$ROLE" = "$server" ]; then
+		timeout 100 ibv_rc_pingpong $args >out 2>&1 &
+		pid=$!
+		while ! listening $port && kill -0 $pid 2>/dev/null && [ $i -lt 150 ]; do
+			sleep 0.2
+			i=$((i + 1))
+		done
+		notify "ready.$tag"
+		await "done.$tag" 120 || rc=1
+		wait $pid || { rc=1; echo "FAIL $tag (server)"; }
+	else
+		await "ready.$tag" 60 || { rc=1; return; }
+		timeout 100 ibv_rc_pingpong $args "$PEERIP" >out 2>&1 ||
+			{ rc=1; echo "FAIL $tag (client)"; }
+		notify "done.$tag"
+	fi
+	echo "== $tag: netem $* ($([ "$ROLE" = "$server" ] && echo server || echo client), $(($(date +%s) - t0)) s)"
+	tail -n 2 out
+	if [ "$ROLE" = a ]; then
+		tc -s qdisc show dev eth0 | sed -n 2p
+		tc qdisc del dev eth0 root
+	fi
+	barrier "off.$tag" 60 || rc=1
+	server=$([ $server = a ] && echo b || echo a)
+}
+
+impaired loss1 loss 1%
+impaired loss5 loss 5%
+impaired loss20 loss 20%
+impaired reorder delay 10ms reorder 25% 50%
+impaired duplicate duplicate 5%
+impaired corrupt corrupt 1%
+impaired jitter delay 20ms 10ms
+
+rdma statistic show link rxe0/1
+exit $rc
