@@ -50,7 +50,6 @@ pub(crate) fn atomic_op(target: &RemoteMr, iova: u64, op: WordOp) -> Result<u64,
 /// arrived, as the C driver's `*(u64 *)payload_addr(pkt)`) at `iova` in
 /// `target`, after all earlier accesses. Errors as
 /// [`atomic_op`].
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 pub(crate) fn atomic_write(
     target: &RemoteMr,
     iova: u64,

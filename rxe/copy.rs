@@ -218,7 +218,6 @@ impl RemoteMr {
 }
 
 /// The level of a FLUSH (`enum ib_flush_level`, the FETH's selectivity).
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum FlushLevel {
     /// `IB_FLUSH_RANGE`: the request's range.
@@ -227,7 +226,6 @@ pub(crate) enum FlushLevel {
     Mr,
 }
 
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 impl RemoteMr {
     /// Makes the data of a FLUSH visible or persistent (`process_flush`):
     /// `placement` is the FETH's placement type (`IB_FLUSH_GLOBAL`,
@@ -364,7 +362,6 @@ pub(crate) fn local_inv(rxe: &RxeDev, rkey: u32) -> Result {
 /// queue could forge; the key's index must name the region anyway. Its
 /// address is `iova` if the poster gives it (the `ib_mr`'s at post time),
 /// else the one `map_mr_sg` set.
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 pub(crate) fn reg_mr(
     rxe: &RxeDev,
     qp_pd: PdId,
@@ -382,7 +379,6 @@ pub(crate) fn reg_mr(
 /// failure, the status the WQE completes with (`IB_WC_LOC_QP_OP_ERR`, or
 /// `IB_WC_MW_BIND_ERR` for a bind), the errno aside as the C driver's
 /// callers do.
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 pub(crate) fn do_local_op(rxe: &RxeDev, qp_pd: PdId, qpn: u32, wqe: &[u8]) -> Result<(), u32> {
     let op = LocalOp::decode(wqe).ok_or(wc_status::LOC_QP_OP_ERR)?;
     let r = match op {
@@ -415,7 +411,6 @@ pub(crate) fn do_local_op(rxe: &RxeDev, qp_pd: PdId, qpn: u32, wqe: &[u8]) -> Re
 /// for an unknown window or region or a rule broken, `EOPNOTSUPP` for
 /// access flags rxe does not support; the WQE then completes with
 /// `IB_WC_MW_BIND_ERR`.
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 pub(crate) fn bind_mw(rxe: &RxeDev, qp_pd: PdId, qpn: u32, req: &BindRequest) -> Result {
     rxe.mws.bind(&rxe.mrs, qp_pd, qpn, req)
 }

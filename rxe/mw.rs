@@ -190,7 +190,6 @@ fn check_bind(mw: &Mw, b: &Binding, qp_pd: PdId, mr: Option<&Mr>, req: &BindRequ
     }
 }
 
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 impl Mws {
     /// Executes a bind work request of QP `qpn` of `qp_pd`
     /// (`rxe_bind_mw`): `EINVAL` for an unknown window or region or a

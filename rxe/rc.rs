@@ -9,11 +9,19 @@
 //! The retransmission and RNR NAK timers are deadlines the send task
 //! keeps (rxe/rc_timing.rs) over one kernel timer (rxe/rc_timer.rs).
 //!
-//! Not done yet (issue #4): local operations (LOCAL_INV, REG_MR, BIND_MW complete
-//! in error), FLUSH and ATOMIC WRITE at the responder, the QP access error
-//! event.
+//! A local operation (LOCAL_INV, REG_MR, BIND_MW) is executed by the
+//! requester when it reaches the WQE (`rxe_do_local_ops`, rxe/copy.rs):
+//! no packet, the WQE is done (or failed, the QP then in ERR) and the
+//! completer completes it in order. The responder does ATOMIC WRITE (a
+//! release store of the 8 payload bytes, rxe/atomic.rs) and FLUSH (a
+//! write barrier; for the persistence domain the CPU caches of the range
+//! or region written back first), both answered by an empty READ
+//! RESPONSE ONLY.
+//!
+//! Not done yet (issue #4): the QP access error event.
 
 use crate::{
+    access::RemoteError,
     comp_check::{
         self,
         CompEnv,
@@ -23,7 +31,10 @@ use crate::{
         RetryLimits,
         WcStatus, //
     },
-    copy,
+    copy::{
+        self,
+        FlushLevel, //
+    },
     device::{
         Rxe,
         RxeDev, //
@@ -313,8 +324,9 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
     let p = match step {
         ReqStep::Wait(_) => return Step::Done,
         ReqStep::Packet(p) => p,
-        ReqStep::LocalOp | ReqStep::UdSkip(_) => {
-            // TODO(issue #4): local operations.
+        ReqStep::LocalOp => return local_op(qp, s, index, &mut buf),
+        ReqStep::UdSkip(_) => {
+            // A UD QP's WQEs are ud.rs's, never here.
             fail(s, &mut w, WcStatus::LocQpOp);
             let _ = write_elem(qp, index, &buf);
             qp.as_arc_borrow().set_error();
@@ -337,6 +349,12 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         wqe::opcode::ATOMIC_CMP_AND_SWP | wqe::opcode::ATOMIC_FETCH_AND_ADD => {
             wqe::get32(&buf, send_off::WR + 24)
         }
+        // `wr.flush`: remote_addr, length, rkey, type, level.
+        wqe::opcode::FLUSH => {
+            fields.flush_type = buf.get(send_off::WR + 16).copied().unwrap_or(0);
+            fields.flush_level = buf.get(send_off::WR + 17).copied().unwrap_or(0);
+            wqe::get32(&buf, send_off::WR + 12)
+        }
         _ => wqe::get32(&buf, send_off::WR + 8),
     };
     fields.compare_add = wqe::get64(&buf, send_off::WR + 8);
@@ -350,6 +368,7 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
     let mut dma = DmaInfo::decode(buf.get(send_off::DMA..).unwrap_or_default()).unwrap_or_default();
     let list_start = send_off::DATA.min(buf.len());
     let inline = view.send_flags & wqe::SEND_INLINE != 0;
+    let atomic_write = p.mask.intersects(crate::wire::opcode::Mask::ATOMIC_WRITE);
     let mut copy_status = WcStatus::Success;
     let r = {
         let list = &buf[list_start..];
@@ -366,6 +385,12 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
                 }
                 let r = if inline {
                     dma.take_inline(list, payload)
+                } else if atomic_write {
+                    // The 8 bytes are in the WQE (`dma.atomic_wr`).
+                    dma.take_atomic_write(list).map(|v| {
+                        let n = payload.len().min(v.len());
+                        payload[..n].copy_from_slice(&v[..n]);
+                    })
                 } else {
                     copy::copy_data(
                         &rxe,
@@ -404,6 +429,11 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
     }
     let a = after_send(t, &view, &p, q.mtu);
     w.store_after_send(&a, p.took_rd_atomic);
+    if p.mask.intersects(crate::wire::opcode::Mask::FLUSH) {
+        // A flush carries nothing and leaves nothing (oA19-2): the
+        // completer expects no more data for it.
+        dma.resid = 0;
+    }
     if let Some(d) = buf.get_mut(send_off::DMA..) {
         // A read's data position is the completer's.
         if !p.mask.contains(crate::wire::opcode::Mask::READ) {
@@ -425,6 +455,43 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         s.req_index = Some(index);
     }
     Step::More
+}
+
+/// Executes the local operation (LOCAL_INV, REG_MR, BIND_MW) of the WQE
+/// at `index`, whose bytes are in `buf` (`rxe_do_local_ops`): the WQE is
+/// done with no packet, and the requester goes on to the next one; the
+/// completer completes it in order (signalled or not, as any WQE). A
+/// failed operation fails the WQE (`IB_WC_LOC_QP_OP_ERR`, or
+/// `IB_WC_MW_BIND_ERR` for a bind) and moves the QP to ERR, as C's
+/// requester does.
+fn local_op(qp: &Arc<Qp>, s: &mut SendSide, index: u32, buf: &mut KVec<u8>) -> Step {
+    let Some(dev) = qp.device() else {
+        return Step::Done;
+    };
+    let r = copy::do_local_op(&dev.data(), qp.pd_id(), qp.qpn(), buf);
+    let Some(mut w) = SendWqeBytes::new(buf) else {
+        return Step::Done;
+    };
+    s.req_index = Some(qp.sq_next(index));
+    match r {
+        Ok(()) => {
+            w.set_status(WcStatus::Success);
+            w.set_state(WqeState::Done);
+            let _ = write_elem(qp, index, buf);
+            Step::More
+        }
+        Err(status) => {
+            w.set_status(if status == WcStatus::MwBind.as_raw() {
+                WcStatus::MwBind
+            } else {
+                WcStatus::LocQpOp
+            });
+            w.set_state(WqeState::Error);
+            let _ = write_elem(qp, index, buf);
+            qp.as_arc_borrow().set_error();
+            Step::Done
+        }
+    }
 }
 
 /// `req_retry`: the requester back to the completer's PSN.
@@ -945,14 +1012,33 @@ impl RespEnv for RespQp<'_> {
         crate::atomic::atomic_op(mr, iova, op).map_err(|_| RespState::ErrRkeyViolation)
     }
 
-    fn atomic_write(&mut self, _iova: u64) -> Result<(), RespState> {
-        // TODO(issue #4): ATOMIC WRITE.
-        Err(RespState::ErrUnsupportedOpcode)
+    fn atomic_write(&mut self, iova: u64) -> Result<(), RespState> {
+        // The length check let only 8-byte payloads through.
+        let value: [u8; 8] = self
+            .r
+            .cur
+            .as_ref()
+            .and_then(|p| p.view())
+            .and_then(|v| v.payload().get(..8)?.try_into().ok())
+            .ok_or(RespState::ErrRkeyViolation)?;
+        let mr = self.r.mr.as_ref().ok_or(RespState::ErrRkeyViolation)?;
+        // As `atomic_write_reply`: a violation here is never the access
+        // error event's state.
+        crate::atomic::atomic_write(mr, iova, value).map_err(|e| match e {
+            RemoteError::Misaligned => RespState::ErrMisalignedAtomic,
+            RemoteError::RkeyViolation => RespState::ErrRkeyViolation,
+        })
     }
 
-    fn flush(&mut self, _iova: u64, _len: u32, _flush_type: u8, _whole_mr: bool) -> Result<(), ()> {
-        // TODO(issue #4): FLUSH.
-        Err(())
+    fn flush(&mut self, iova: u64, len: u32, flush_type: u8, whole_mr: bool) -> Result<(), ()> {
+        let mr = self.r.mr.as_ref().ok_or(())?;
+        let level = if whole_mr {
+            FlushLevel::Mr
+        } else {
+            FlushLevel::Range
+        };
+        mr.flush(level, u32::from(flush_type), iova, u64::from(len))
+            .map_err(|_| ())
     }
 
     fn complete(&mut self, status: WcStatus) -> Result<(), ()> {

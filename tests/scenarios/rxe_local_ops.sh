@@ -1,0 +1,24 @@
+# Local operations (BIND_MW of a type 2 window through the send queue,
+# ibv_bind_mw of a type 1 window, LOCAL_INV), ATOMIC WRITE and FLUSH between
+# the guests, each way (tests/scenarios/rxe_local_ops.c): data compared
+# through the windows, a remote access error after the invalidation and for
+# a FLUSH of a region registered without IBV_ACCESS_FLUSH_GLOBAL.
+# timeout: 150
+modprobe ib_uverbs
+modprobe rdma_rxe
+[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
+wait_gid rxe0 "$MYIP" || exit 1
+idx=$(gid_index_v4 rxe0 "$MYIP") || { echo "no RoCE v2 GID"; exit 1; }
+gcc -O1 -Wall -o ./rxe_local_ops "$RRXE_REPO/tests/scenarios/rxe_local_ops.c" -libverbs ||
+	{ echo "cannot build the check"; exit 4; }
+
+rc=0
+for server in a b; do
+	if [ "$ROLE" = "$server" ]; then
+		timeout 50 ./rxe_local_ops rxe0 "$idx" server "$PEERIP" || rc=1
+	else
+		timeout 50 ./rxe_local_ops rxe0 "$idx" client "$PEERIP" || rc=1
+	fi
+	barrier "localops.$server" 60 || rc=1
+done
+exit $rc
