@@ -40,6 +40,11 @@ int rrxe_netdev_ifindex(const struct net_device *ndev)
 	return ndev->ifindex;
 }
 
+void rrxe_netdev_hold(struct net_device *ndev)
+{
+	dev_hold(ndev);
+}
+
 struct net_device *rrxe_vlan_dev_real_dev(const struct net_device *ndev)
 {
 	return vlan_dev_real_dev(ndev);

@@ -19,6 +19,7 @@ struct net *rrxe_dev_net(const struct net_device *ndev);
 void *rrxe_net_generic(const struct net *net, unsigned int id);
 struct net *rrxe_init_net(void);
 int rrxe_netdev_ifindex(const struct net_device *ndev);
+void rrxe_netdev_hold(struct net_device *ndev);
 /* vlan_dev_real_dev(); only for a VLAN device (is_vlan_dev()). */
 struct net_device *rrxe_vlan_dev_real_dev(const struct net_device *ndev);
 

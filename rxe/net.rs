@@ -202,6 +202,8 @@ impl EncapRecv for RxeRecv {
 
 /// Where a packet goes: the parts of an address vector the network needs.
 pub(crate) struct Dest {
+    /// The AV's source GID index: the packet leaves from that GID's netdev.
+    pub(crate) sgid_index: u8,
     /// Source address: the address of the GID at the AV's SGID index.
     pub(crate) src: IpAddr,
     /// Destination address (the AV's DGID).
@@ -218,14 +220,15 @@ pub(crate) struct Dest {
 /// `dest`, UDP source port `sport`: `build` writes the packet but its ICRC,
 /// then the route is looked up, the UDP and IP headers pushed, the ICRC
 /// computed over them (`rxe_icrc_generate`), the skb charged to `owner` if
-/// any, and the packet sent from port 1's netdev, or looped back to this
-/// device's receive path when `dest`'s MAC is the netdev's own
-/// (`rxe_loopback`). Counts `sent_pkts` and `sent_bytes` (IP and UDP
-/// headers included, as the C driver), or `send_err` if the IP layer
-/// refuses it.
+/// any, and the packet sent from the netdev of the source GID (port 1's, or
+/// an upper device of it such as a VLAN device, as the C driver's
+/// `rxe_init_packet`), or looped back to this device's receive path when
+/// `dest`'s MAC is the netdev's own (`rxe_loopback`). Counts `sent_pkts`
+/// and `sent_bytes` (IP and UDP headers included, as the C driver), or
+/// `send_err` if the IP layer refuses it.
 ///
-/// Errors: `ENODEV` without a netdev, `ENOMEM` without an skb,
-/// `EHOSTUNREACH` without a route, `EINVAL` if `build` wrote no valid
+/// Errors: `ENODEV` without a source GID or its netdev, `ENOMEM` without an
+/// skb, `EHOSTUNREACH` without a route, `EINVAL` if `build` wrote no valid
 /// packet, `build`'s own; `EIO` if the IP layer refused it.
 pub(crate) fn send<O: TxOwner>(
     dev: &Device<Rxe>,
@@ -235,7 +238,9 @@ pub(crate) fn send<O: TxOwner>(
     owner: Option<&TxSocket<O>>,
     build: impl FnOnce(&mut [u8]) -> Result,
 ) -> Result {
-    let ndev = dev.netdev(1).ok_or(ENODEV)?;
+    let ndev = dev
+        .gid_netdev(params::NUM_PORTS, dest.sgid_index)
+        .ok_or(ENODEV)?;
     let mut skb = TxSkb::alloc(&ndev, &dest.dst, paylen)?;
     build(skb.payload_mut())?;
     let route = Route::output(&ndev, &dest.src, &dest.dst)?;

@@ -42,6 +42,7 @@ use kernel::prelude::*;
 /// GIDs, `rxe_av_fill_ip_info`), MAC, traffic class and hop limit.
 pub(crate) fn dest_of(av: &Av) -> Dest {
     Dest {
+        sgid_index: av.sgid_index,
         src: ip_of(av.sgid_addr),
         dst: ip_of(av.dgid_addr),
         dmac: av.dmac,

@@ -270,6 +270,38 @@ impl<T: IbDriver> Device<T> {
         NonNull::new(ptr).map(NetDevRef)
     }
 
+    /// The netdev of GID `index` of `port`, with a reference held: the one
+    /// that has the GID's address (a VLAN device for a GID of a VLAN's
+    /// address), which is what the C driver sends a packet from
+    /// (`rxe_init_packet`). `None` for an empty entry.
+    pub fn gid_netdev(&self, port: u32, index: u8) -> Option<NetDevRef> {
+        // SAFETY: the device is live; the core returns a held attribute or an
+        // error pointer (`-EINVAL` for an index beyond the table).
+        let attr = unsafe { bindings::rdma_get_gid_attr(self.as_raw(), port, index.into()) };
+        if kernel::error::from_err_ptr(attr.cast_mut()).is_err() || attr.is_null() {
+            return None;
+        }
+        let ndev = {
+            let _rcu = kernel::sync::rcu::read_lock();
+            // SAFETY: the attribute is held, and read inside an RCU read
+            // section as the function requires.
+            let ptr = unsafe { bindings::rdma_read_gid_attr_ndev_rcu(attr) };
+            match kernel::error::from_err_ptr(ptr).ok().and_then(NonNull::new) {
+                Some(ptr) => {
+                    // SAFETY: the netdev is valid inside the read section;
+                    // the reference taken keeps it valid after it.
+                    unsafe { bindings::rrxe_netdev_hold(ptr.as_ptr()) };
+                    // INVARIANT: a reference is held.
+                    Some(NetDevRef(ptr))
+                }
+                None => None,
+            }
+        };
+        // SAFETY: puts the reference `rdma_get_gid_attr` took.
+        unsafe { bindings::rdma_put_gid_attr(attr) };
+        ndev
+    }
+
     /// Speed and width of `port` from the netdev's ethtool link settings
     /// (`ib_get_eth_speed`; takes RTNL).
     pub fn eth_speed(&self, port: u32) -> Result<(u16, u8)> {
