@@ -10,7 +10,7 @@
 # verified RC transfer (ibv_rc_pingpong --chk) between the guests.
 # tests/run builds the program on the host; a run started by hand without
 # that builds it here.
-# timeout: 780
+# timeout: 900
 modprobe ib_uverbs
 modprobe rdma_rxe
 [ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0 ||
