@@ -6,9 +6,9 @@
 //! memory by rkey, and the local operations a send queue executes.
 //!
 //! - The requester gathers a payload with [`copy_data`] (access 0,
-//!   [`CopyDir::FromMr`]) or [`DmaInfo::take_inline`] for
+//!   [`CopyBuf::FromMr`]) or [`DmaInfo::take_inline`] for
 //!   `IB_SEND_INLINE`; the responder scatters a SEND into its receive WQE
-//!   with [`copy_data`] (`ACCESS_LOCAL_WRITE`, [`CopyDir::ToMr`]), and so
+//!   with [`copy_data`] (`ACCESS_LOCAL_WRITE`, [`CopyBuf::ToMr`]), and so
 //!   does the completer with RDMA READ responses and atomic acknowledgements.
 //! - The responder resolves the rkey of a RETH or AtomicETH with
 //!   [`lookup_rkey`], checks the range with [`RemoteMr::check_range`], then
@@ -42,7 +42,7 @@ use crate::{
     mw::BindRequest,
     queue::Queue,
     rdma::mr::{
-        CopyDir,
+        CopyBuf,
         PdId, //
     },
 };
@@ -98,18 +98,18 @@ pub(crate) fn copy_data(
     access: u32,
     dma: &mut DmaInfo,
     list: &[u8],
-    buf: &mut [u8],
-    dir: CopyDir,
+    mut buf: CopyBuf<'_>,
 ) -> Result<(), CopyError> {
-    dma::walk(dma, list, buf.len(), |c| {
+    let len = buf.len();
+    dma::walk(dma, list, len, |c| {
         let mr = rxe
             .mrs
             .lookup(pd, access, c.sge.lkey, Lookup::Local)
             .ok_or(CopyError::Inval)?;
         let part = buf
-            .get_mut(c.buf_start..c.buf_start + c.len)
+            .part(c.buf_start, c.buf_start + c.len)
             .ok_or(CopyError::Inval)?;
-        mr.copy(c.iova, part, dir).map_err(from_mr_error)
+        mr.copy(c.iova, part).map_err(from_mr_error)
     })
 }
 
@@ -169,11 +169,10 @@ pub(crate) fn copy_wqe_data(
     access: u32,
     wqe: &mut [u8],
     dma_off: usize,
-    buf: &mut [u8],
-    dir: CopyDir,
+    buf: CopyBuf<'_>,
 ) -> Result<(), CopyError> {
     let (mut dma, head, list) = dma::split_wqe(wqe, dma_off)?;
-    copy_data(rxe, pd, access, &mut dma, list, buf, dir)?;
+    copy_data(rxe, pd, access, &mut dma, list, buf)?;
     dma.encode(head).ok_or(CopyError::Inval)
 }
 
@@ -210,9 +209,9 @@ impl RemoteMr {
     /// Copies between `buf` and the region at `iova` (`write_data_in`,
     /// `read_reply`): [`RemoteError::RkeyViolation`] on any failure (out
     /// of range, unmapped, deregistered meanwhile).
-    pub(crate) fn copy(&self, iova: u64, buf: &mut [u8], dir: CopyDir) -> Result<(), RemoteError> {
+    pub(crate) fn copy(&self, iova: u64, buf: CopyBuf<'_>) -> Result<(), RemoteError> {
         self.mr
-            .copy(iova, buf, dir)
+            .copy(iova, buf)
             .map_err(|_| RemoteError::RkeyViolation)
     }
 }

@@ -33,7 +33,7 @@ use crate::{
         ib_device::Device,
         mr::{
             random_key_byte,
-            CopyDir,
+            CopyBuf,
             DmaAddr,
             KernelMemory,
             MrDriver,
@@ -178,13 +178,13 @@ impl Mr {
 
     /// Copies between `buf` and the region at `iova` (`rxe_mr_copy`):
     /// `EINVAL` out of range, `EFAULT` where no page is mapped.
-    pub(crate) fn copy(&self, iova: u64, buf: &mut [u8], dir: CopyDir) -> Result {
+    pub(crate) fn copy(&self, iova: u64, mut buf: CopyBuf<'_>) -> Result {
         if buf.is_empty() {
             return Ok(());
         }
         let g = self.inner.lock();
         match &g.mem {
-            Memory::Kernel(k) => k.copy(iova, buf, dir),
+            Memory::Kernel(k) => k.copy(iova, buf),
             Memory::None => Err(EFAULT),
             Memory::Pages(pages) => {
                 check_range(self.kind, &g, iova, buf.len() as u64)?;
@@ -195,10 +195,12 @@ impl Mr {
                 };
                 let mut iova = iova;
                 let mut done = 0;
-                while done < buf.len() {
+                let len = buf.len();
+                while done < len {
                     let index = usize::try_from(geo.index(iova)).map_err(|_| EFAULT)?;
                     let offset = geo.offset(iova) as usize;
-                    let n = pages.copy(index, offset, &mut buf[done..], dir)?;
+                    let part = buf.part(done, len).ok_or(EFAULT)?;
+                    let n = pages.copy(index, offset, part)?;
                     if n == 0 {
                         return Err(EFAULT);
                     }

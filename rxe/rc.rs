@@ -62,7 +62,7 @@ use crate::{
         bindings,
         cq::Completion,
         ib_device::Device,
-        mr::CopyDir, //
+        mr::CopyBuf, //
     },
     recv::RecvPkt,
     req_plan::{
@@ -128,6 +128,10 @@ struct SendSide {
     fresh: bool,
     /// The retransmission and RNR NAK timers.
     timer: Timer,
+    /// The buffer the requester and the completer copy a send WQE into,
+    /// kept so that a packet allocates nothing once it has grown to the
+    /// queue's element size.
+    wqe_buf: KVec<u8>,
 }
 
 /// The receive task's state: the responder.
@@ -168,6 +172,7 @@ impl Rc {
                     comp_timeout: false,
                     fresh: true,
                     timer: Timer::new(),
+                    wqe_buf: KVec::new(),
                 },
                 "rxe_rc_send"
             ),
@@ -248,8 +253,10 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
         s.flags.need_retry = true;
         s.flags.wait_for_rnr_timer = false;
     }
-    let req = requester(&dev, qp, &mut s);
-    let comp = completer(&dev, qp, &mut s);
+    let mut buf = core::mem::take(&mut s.wqe_buf);
+    let req = requester(&dev, qp, &mut s, &mut buf);
+    let comp = completer(&dev, qp, &mut s, &mut buf);
+    s.wqe_buf = buf;
     s.timer.arm(qp);
     if req == Step::More || comp == Step::More {
         Step::More
@@ -259,16 +266,15 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
 }
 
 /// `rxe_requester` for RC/UC.
-fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
+fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u8>) -> Step {
     let t = qp.qp_type();
     let state = qp.state();
     if !matches!(state, QpState::Rts | QpState::Sqd) {
         return Step::Done;
     }
     let rxe = dev.data();
-    let mut buf = KVec::new();
     if s.flags.need_retry && !s.flags.wait_for_rnr_timer {
-        retry(qp, s, &mut buf);
+        retry(qp, s, buf);
         s.flags.need_retry = false;
     }
     let (cons, prod) = {
@@ -285,10 +291,10 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         }
         return Step::Done;
     }
-    if read_elem(qp, index, &mut buf).is_err() {
+    if read_elem(qp, index, buf).is_err() {
         return Step::Done;
     }
-    let Some(mut w) = SendWqeBytes::new(&mut buf) else {
+    let Some(mut w) = SendWqeBytes::new(buf) else {
         return Step::Done;
     };
     if state == QpState::Sqd && w.state() != WqeState::Processing {
@@ -324,17 +330,17 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
     let p = match step {
         ReqStep::Wait(_) => return Step::Done,
         ReqStep::Packet(p) => p,
-        ReqStep::LocalOp => return local_op(qp, s, index, &mut buf),
+        ReqStep::LocalOp => return local_op(qp, s, index, buf),
         ReqStep::UdSkip(_) => {
             // A UD QP's WQEs are ud.rs's, never here.
             fail(s, &mut w, WcStatus::LocQpOp);
-            let _ = write_elem(qp, index, &buf);
+            let _ = write_elem(qp, index, buf);
             qp.as_arc_borrow().set_error();
             return Step::Done;
         }
         ReqStep::Fail(status) => {
             fail(s, &mut w, status);
-            let _ = write_elem(qp, index, &buf);
+            let _ = write_elem(qp, index, buf);
             qp.as_arc_borrow().set_error();
             return Step::Done;
         }
@@ -347,19 +353,19 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
     fields.resid = view.resid;
     fields.rkey = match wr_op {
         wqe::opcode::ATOMIC_CMP_AND_SWP | wqe::opcode::ATOMIC_FETCH_AND_ADD => {
-            wqe::get32(&buf, send_off::WR + 24)
+            wqe::get32(buf, send_off::WR + 24)
         }
         // `wr.flush`: remote_addr, length, rkey, type, level.
         wqe::opcode::FLUSH => {
             fields.flush_type = buf.get(send_off::WR + 16).copied().unwrap_or(0);
             fields.flush_level = buf.get(send_off::WR + 17).copied().unwrap_or(0);
-            wqe::get32(&buf, send_off::WR + 12)
+            wqe::get32(buf, send_off::WR + 12)
         }
-        _ => wqe::get32(&buf, send_off::WR + 8),
+        _ => wqe::get32(buf, send_off::WR + 8),
     };
-    fields.compare_add = wqe::get64(&buf, send_off::WR + 8);
-    fields.swap = wqe::get64(&buf, send_off::WR + 16);
-    let ex = wqe::get32(&buf, send_off::EX);
+    fields.compare_add = wqe::get64(buf, send_off::WR + 8);
+    fields.swap = wqe::get64(buf, send_off::WR + 16);
+    let ex = wqe::get32(buf, send_off::EX);
     fields.imm = u32::from_be(ex);
     fields.inv_rkey = ex;
     let mut bth = Bth::new(p.opcode, fields.dest_qpn, p.psn);
@@ -398,8 +404,7 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
                         0,
                         &mut dma,
                         list,
-                        payload,
-                        CopyDir::FromMr,
+                        CopyBuf::FromMr(payload),
                     )
                 };
                 r.map_err(|e| {
@@ -413,7 +418,7 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
             },
         )
     };
-    let Some(mut w) = SendWqeBytes::new(&mut buf) else {
+    let Some(mut w) = SendWqeBytes::new(buf) else {
         return Step::Done;
     };
     if r.is_err() {
@@ -423,7 +428,7 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
             WcStatus::LocQpOp
         };
         fail(s, &mut w, status);
-        let _ = write_elem(qp, index, &buf);
+        let _ = write_elem(qp, index, buf);
         qp.as_arc_borrow().set_error();
         return Step::Done;
     }
@@ -440,7 +445,7 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
             let _ = dma.encode(d);
         }
     }
-    let _ = write_elem(qp, index, &buf);
+    let _ = write_elem(qp, index, buf);
     qp.with_attrs_mut(|at| at.req_psn = a.next_psn);
     if t == QpType::Rc {
         // `update_state`: the retransmission timer runs while requests
@@ -574,7 +579,7 @@ impl CompQp<'_> {
     /// value) into the buffers of the held send WQE at element `i`, from
     /// its DMA cursor on, and writes the advanced cursor back to the
     /// element; the bytes still to come.
-    fn scatter_into_wqe(&mut self, i: u32, data: &mut [u8]) -> Result<u32, ()> {
+    fn scatter_into_wqe(&mut self, i: u32, data: &[u8]) -> Result<u32, ()> {
         let mut dma = DmaInfo::decode(self.buf.get(send_off::DMA..).ok_or(())?).ok_or(())?;
         let list_start = send_off::DATA.min(self.buf.len());
         let (head, list) = self.buf.split_at_mut(list_start);
@@ -584,8 +589,7 @@ impl CompQp<'_> {
             bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE,
             &mut dma,
             list,
-            data,
-            CopyDir::ToMr,
+            CopyBuf::ToMr(data),
         )
         .map_err(|_| ())?;
         dma.encode(&mut head[send_off::DMA..]).ok_or(())?;
@@ -619,20 +623,22 @@ impl CompEnv for CompQp<'_> {
 
     fn read_payload(&mut self) -> Result<u32, ()> {
         let i = self.load().ok_or(())?;
-        let pkt = self.cur.as_ref().ok_or(())?;
-        let view = pkt.view().ok_or(())?;
-        let mut data = KVec::new();
-        data.extend_from_slice(view.payload(), GFP_KERNEL)
-            .map_err(|_| ())?;
-        self.scatter_into_wqe(i, &mut data)
+        // Out of `self` while its payload is scattered straight from the
+        // skb, then back.
+        let pkt = self.cur.take().ok_or(())?;
+        let r = match pkt.view() {
+            Some(view) => self.scatter_into_wqe(i, view.payload()),
+            None => Err(()),
+        };
+        self.cur = Some(pkt);
+        r
     }
 
     fn atomic_payload(&mut self) -> Result<(), ()> {
         let i = self.load().ok_or(())?;
         let pkt = self.cur.as_ref().ok_or(())?;
         let orig = pkt.view().and_then(|v| v.atmack()).ok_or(())?.orig;
-        let mut data = orig.to_ne_bytes();
-        self.scatter_into_wqe(i, &mut data).map(|_| ())
+        self.scatter_into_wqe(i, &orig.to_ne_bytes()).map(|_| ())
     }
 
     fn release_rd_atomic(&mut self) -> bool {
@@ -727,7 +733,7 @@ impl CompEnv for CompQp<'_> {
 }
 
 /// `rxe_completer` for RC/UC.
-fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
+fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u8>) -> Step {
     if !matches!(qp.state(), QpState::Rts | QpState::Sqd) {
         return Step::Done;
     }
@@ -757,7 +763,7 @@ fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         rxe: &rxe,
         qp,
         cur: None,
-        buf: KVec::new(),
+        buf: core::mem::take(buf),
         rearm: false,
         rnr_usecs: None,
     };
@@ -771,6 +777,7 @@ fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide) -> Step {
         },
     );
     let _ = env.dev;
+    *buf = core::mem::take(&mut env.buf);
     let now = s.timer.now();
     if env.rearm && qp.qp_type() == QpType::Rc {
         // `reset_retry_timer` (the QP is in RTS or SQD here).
@@ -828,6 +835,14 @@ fn catch_up(qp: &Qp, s: &mut SendSide, cons0: u32) {
     }
 }
 
+/// The payload of the request being processed, read in place from its skb
+/// (empty if there is none).
+fn payload(cur: &Option<RecvPkt>) -> &[u8] {
+    cur.as_ref()
+        .and_then(|p| p.view())
+        .map_or(&[], |v| v.payload())
+}
+
 /// The responder's view of the QP.
 struct RespQp<'a> {
     dev: &'a Device<Rxe>,
@@ -837,14 +852,6 @@ struct RespQp<'a> {
 }
 
 impl RespQp<'_> {
-    fn payload(&self) -> KVec<u8> {
-        let mut v = KVec::new();
-        if let Some(view) = self.r.cur.as_ref().and_then(|p| p.view()) {
-            let _ = v.extend_from_slice(view.payload(), GFP_KERNEL);
-        }
-        v
-    }
-
     fn send(
         &self,
         opcode: u8,
@@ -927,9 +934,9 @@ impl RespEnv for RespQp<'_> {
     }
 
     fn recv_data(&mut self) -> Result<(), RespState> {
-        let mut data = self.payload();
         let pd = self.qp.pd_id();
-        let Some((_, dma, list)) = self.r.wqe.as_mut() else {
+        let r = &mut *self.r;
+        let Some((_, dma, list)) = r.wqe.as_mut() else {
             return Err(RespState::ErrMalformedWqe);
         };
         copy::copy_data(
@@ -938,8 +945,7 @@ impl RespEnv for RespQp<'_> {
             bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE,
             dma,
             list,
-            &mut data,
-            CopyDir::ToMr,
+            CopyBuf::ToMr(payload(&r.cur)),
         )
         .map_err(|e| {
             if e.is_length() {
@@ -951,9 +957,9 @@ impl RespEnv for RespQp<'_> {
     }
 
     fn write_data(&mut self, iova: u64) -> Result<(), ()> {
-        let mut data = self.payload();
         let mr = self.r.mr.as_ref().ok_or(())?;
-        mr.copy(iova, &mut data, CopyDir::ToMr).map_err(|_| ())
+        mr.copy(iova, CopyBuf::ToMr(payload(&self.r.cur)))
+            .map_err(|_| ())
     }
 
     fn invalidate(&mut self, rkey: u32) -> Result<(), ()> {
@@ -982,7 +988,7 @@ impl RespEnv for RespQp<'_> {
                     copy_failed = true;
                     return Err(EINVAL);
                 };
-                mr.copy(iova, payload, CopyDir::FromMr).map_err(|_| {
+                mr.copy(iova, CopyBuf::FromMr(payload)).map_err(|_| {
                     copy_failed = true;
                     EINVAL
                 })

@@ -27,7 +27,7 @@ use crate::device::Rxe;
 use crate::dma::DmaInfo;
 use crate::qp::Qp;
 use crate::qp_attr::QpState;
-use crate::rdma::{bindings, cq::Completion, ib_device::Device, mr::CopyDir};
+use crate::rdma::{bindings, cq::Completion, ib_device::Device, mr::CopyBuf};
 use crate::recv::RecvPkt;
 use crate::task::Step;
 use crate::wire::{
@@ -217,7 +217,7 @@ fn send_one(dev: &Device<Rxe>, qp: &Qp, w: &[u8]) -> u32 {
             let r = if inline {
                 dma.take_inline(list, payload)
             } else {
-                copy::copy_data(&rxe, pd, 0, &mut dma, list, payload, CopyDir::FromMr)
+                copy::copy_data(&rxe, pd, 0, &mut dma, list, CopyBuf::FromMr(payload))
             };
             r.map_err(|e| {
                 copy_status = e.send_status();
@@ -284,16 +284,14 @@ fn receive_one(dev: &Device<Rxe>, qp: &Arc<Qp>, pkt: RecvPkt) {
         status = bindings::ib_wc_status_IB_WC_LOC_LEN_ERR;
     } else {
         let access = bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
-        let mut grh = grh;
-        for part in [&mut grh[..], &mut payload_copy(payload)[..]] {
+        for part in [&grh[..], payload] {
             if let Err(e) = copy::copy_data(
                 &rxe,
                 qp.pd_id(),
                 access,
                 &mut dma,
                 &list,
-                part,
-                CopyDir::ToMr,
+                CopyBuf::ToMr(part),
             ) {
                 status = if e.is_length() {
                     bindings::ib_wc_status_IB_WC_LOC_LEN_ERR
@@ -369,14 +367,6 @@ fn recv_completion(
     }
     c.wc_flags = wc_flags;
     c
-}
-
-/// The payload, copied: the packet's skb is read-only and `copy_data`
-/// takes a mutable buffer for both directions.
-fn payload_copy(payload: &[u8]) -> KVec<u8> {
-    let mut v = KVec::new();
-    let _ = v.extend_from_slice(payload, GFP_KERNEL);
-    v
 }
 
 /// `build_rdma_network_hdr`: the IPv6 header, or 20 zero bytes then the

@@ -66,38 +66,60 @@ pub fn random_key_byte() -> u8 {
     unsafe { bindings::get_random_u8() }
 }
 
-/// Whether a region's data is copied into or out of it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CopyDir {
-    /// Into the region (`RXE_TO_MR_OBJ`).
-    ToMr,
-    /// Out of the region (`RXE_FROM_MR_OBJ`).
-    FromMr,
+/// The caller's side of a copy between its buffer and a region, which also
+/// says the direction: a packet's payload is read-only (a shared skb), so
+/// copying it into a region must not need a mutable buffer, and neither a
+/// bounce buffer.
+#[derive(Debug)]
+pub enum CopyBuf<'a> {
+    /// The bytes copied into the region (`RXE_TO_MR_OBJ`).
+    ToMr(&'a [u8]),
+    /// The buffer filled from the region (`RXE_FROM_MR_OBJ`).
+    FromMr(&'a mut [u8]),
 }
 
-/// Copies `buf.len()` bytes between `buf` and `page` at `offset` (within
-/// the page).
+impl CopyBuf<'_> {
+    /// The bytes to copy.
+    pub fn len(&self) -> usize {
+        match self {
+            Self::ToMr(b) => b.len(),
+            Self::FromMr(b) => b.len(),
+        }
+    }
+
+    /// Whether there is nothing to copy.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes `start..end` of the buffer, the same way; `None` if the
+    /// range is not inside it.
+    pub fn part(&mut self, start: usize, end: usize) -> Option<CopyBuf<'_>> {
+        match self {
+            Self::ToMr(b) => b.get(start..end).map(CopyBuf::ToMr),
+            Self::FromMr(b) => b.get_mut(start..end).map(CopyBuf::FromMr),
+        }
+    }
+}
+
+/// Copies `buf` to or from `page` at `offset` (within the page).
 ///
 /// # Safety
 ///
 /// `page` is a valid page for the call.
 #[inline]
-unsafe fn copy_page(
-    page: NonNull<bindings::page>,
-    offset: usize,
-    buf: &mut [u8],
-    dir: CopyDir,
-) -> Result {
+unsafe fn copy_page(page: NonNull<bindings::page>, offset: usize, buf: CopyBuf<'_>) -> Result {
     // SAFETY: the caller's promise.
     let page = unsafe { BorrowedPage::from_raw(page) };
-    // SAFETY: `buf` is valid for `buf.len()` bytes; the bounds are checked
-    // by the callee. The page is memory the region's owner shares with
-    // this device: concurrent accesses by user space or another packet are
-    // the owner's business, as with the C driver's memcpy.
+    // SAFETY: `buf` is valid for `buf.len()` bytes (written only for
+    // `FromMr`, which holds it mutably); the bounds are checked by the
+    // callee. The page is memory the region's owner shares with this
+    // device: concurrent accesses by user space or another packet are the
+    // owner's business, as with the C driver's memcpy.
     unsafe {
-        match dir {
-            CopyDir::ToMr => page.write_raw(buf.as_ptr(), offset, buf.len()),
-            CopyDir::FromMr => page.read_raw(buf.as_mut_ptr(), offset, buf.len()),
+        match buf {
+            CopyBuf::ToMr(b) => page.write_raw(b.as_ptr(), offset, b.len()),
+            CopyBuf::FromMr(b) => page.read_raw(b.as_mut_ptr(), offset, b.len()),
         }
     }
 }
@@ -169,18 +191,20 @@ impl KernelMemory {
     /// Copies between `buf` and the kernel memory at `addr`
     /// (`rxe_mr_copy_dma`).
     #[inline]
-    pub fn copy(&self, addr: u64, buf: &mut [u8], dir: CopyDir) -> Result {
+    pub fn copy(&self, addr: u64, mut buf: CopyBuf<'_>) -> Result {
         let mut addr = addr;
         let mut done = 0;
-        while done < buf.len() {
+        let len = buf.len();
+        while done < len {
             let offset = (addr as usize) & (PAGE_SIZE - 1);
-            let n = (buf.len() - done).min(PAGE_SIZE - offset);
+            let n = (len - done).min(PAGE_SIZE - offset);
             // SAFETY: a DMA region's addresses are kernel virtual addresses
             // its kernel user granted access to (as the C driver assumes).
             let page = unsafe { bindings::rrxe_virt_dma_to_page(addr) };
             let page = NonNull::new(page).ok_or(EFAULT)?;
+            let part = buf.part(done, done + n).ok_or(EFAULT)?;
             // SAFETY: the page of a live kernel address, see above.
-            unsafe { copy_page(page, offset, &mut buf[done..done + n], dir)? };
+            unsafe { copy_page(page, offset, part)? };
             done += n;
             addr = addr.wrapping_add(n as u64);
         }
@@ -322,12 +346,13 @@ impl MrPages {
     /// the start of the region page in it, up to the end of the CPU page;
     /// returns the bytes copied. `EFAULT` if there is no such entry.
     #[inline]
-    pub fn copy(&self, index: usize, offset: usize, buf: &mut [u8], dir: CopyDir) -> Result<usize> {
+    pub fn copy(&self, index: usize, offset: usize, mut buf: CopyBuf<'_>) -> Result<usize> {
         let info = self.pages.get(index).ok_or(EFAULT)?;
         let offset = info.offset.checked_add(offset).ok_or(EFAULT)?;
         let n = buf.len().min(PAGE_SIZE.checked_sub(offset).ok_or(EFAULT)?);
+        let part = buf.part(0, n).ok_or(EFAULT)?;
         // SAFETY: the page is valid while `self` lives (type invariant).
-        unsafe { copy_page(info.page, offset, &mut buf[..n], dir) }.map_err(|_| EFAULT)?;
+        unsafe { copy_page(info.page, offset, part) }.map_err(|_| EFAULT)?;
         Ok(n)
     }
 
