@@ -1,12 +1,11 @@
 # cmtime -c N: RDMA CM connection setup and teardown timing (every step).
 # N is 50 (the ucma and ib_cm issues' figure) when a guest runs this
-# project's rdma_ucm or ib_cm over the C rdma_rxe (the ucma, ucma-mixed,
-# cm and cm-mixed sets), 20 elsewhere; CMTIME_CONNS (RRXE_GUEST_ENV)
-# overrides it.
+# project's rdma_ucm or ib_cm (the ucma, ucma-mixed, cm, cm-mixed and full
+# sets), 20 elsewhere; CMTIME_CONNS (RRXE_GUEST_ENV) overrides it.
 if [ -z "${CMTIME_CONNS:-}" ]; then
 	CMTIME_CONNS=20
 	case " $MYSET $PEERSET " in
-	*" ucma "* | *" cm "*) CMTIME_CONNS=50 ;;
+	*" ucma "* | *" cm "* | *" full "*) CMTIME_CONNS=50 ;;
 	esac
 fi
 if [ "$ROLE" = a ]; then
