@@ -316,13 +316,19 @@ class Injector:
         qkey = right
         while qkey == right:
             qkey = r.choice([0, QKEY, QKEY + 1, GSI_QKEY, r.getrandbits(32)])
-        return self.packet(UD | r.choice([4, 5]), qpn, self.payload(False), qkey=qkey)
+        # The Q_Key too is checked before the ICRC: a bad ICRC is counted.
+        return self.packet(UD | r.choice([4, 5]), qpn, self.payload(False), qkey=qkey,
+                           good=r.random() < 0.5)
 
     def bad_icrc(self):
         r, q = self.rng, self.q
         t, qpn = r.choice([(UD, q["ud"]), (UD, q["ud2"]), (UD, 1), (RC, q["rc_seq"]),
                            (RC, q["rc_resp"]), (UC, q["uc_any"]), (UD, 0xFFFFFF)])
-        return self.packet(self.rand_opcode(t), qpn, self.payload(), psn=0x800000, good=False)
+        # Every key right: the keys are checked before the ICRC (rxe_recv.c
+        # hdr_check, then rxe_icrc_check), so QP 1 needs the GSI Q_Key here
+        # lest a bad key count it in qkey_viol_cntr.
+        return self.packet(self.rand_opcode(t), qpn, self.payload(), psn=0x800000,
+                           qkey=GSI_QKEY if qpn == 1 else QKEY, good=False)
 
     def wrong_transport(self):
         r, q = self.rng, self.q
