@@ -4,11 +4,10 @@
 //!
 //! Meant as a drop-in replacement for the kernel's C `ib_cm`: an IB client
 //! that registers the CM class MAD agents on every port that speaks the CM
-//! protocol (IB and RoCE), and, once complete, the exported `ib_cm` API the
-//! kernel's C `rdma_cm` calls. Built so far: the registration per device and
-//! port (received CM MADs are counted and dropped), on top of the message
-//! codec and the connection state machine of `proto`, which the host tests
-//! cover. Nothing loads this module yet.
+//! protocol (IB and RoCE), and the exported `ib_cm` API the
+//! kernel's C `rdma_cm` calls, on top of the message codec and the
+//! connection state machine of `proto`, which the host tests cover (see
+//! Documentation/cm.rst).
 
 #[path = "../rdma/mod.rs"]
 pub mod rdma;
@@ -28,7 +27,11 @@ mod sysfs;
 
 use client::ClientRegistration;
 use device::CmClient;
-use kernel::prelude::*;
+use kernel::{
+    bindings::wq_flags_WQ_PERCPU,
+    prelude::*, //
+};
+use rdma::workqueue::QueueOwner;
 
 module! {
     type: CmModule,
@@ -38,16 +41,22 @@ module! {
     license: "GPL",
 }
 
+// Fields drop in order: the client first, then the queue its IDs used.
 struct CmModule {
     // Unregistering takes the CM off every device (`remove` for each).
     _client: ClientRegistration<CmClient>,
+    // Destroying the queue waits for the works still running on it.
+    _wq: QueueOwner,
 }
 
 impl kernel::Module for CmModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         id::init();
+        // As cm.c: `alloc_workqueue("ib_cm", WQ_PERCPU, 1)`.
+        let wq = id::WQ.alloc_with(c"ib_cm", wq_flags_WQ_PERCPU, 1)?;
         Ok(Self {
             _client: ClientRegistration::register()?,
+            _wq: wq,
         })
     }
 }

@@ -80,7 +80,10 @@ use crate::{
         RecvMad,
         Responder, //
     },
-    rdma::bindings,
+    rdma::{
+        bindings,
+        workqueue::ModuleQueue, //
+    },
 };
 use core::ptr;
 use kernel::{
@@ -95,7 +98,6 @@ use kernel::{
     },
     types::Opaque,
     workqueue::{
-        self,
         new_delayed_work,
         new_work,
         DelayedWork,
@@ -141,6 +143,14 @@ kernel::sync::global_lock! {
     // SAFETY: as `TABLES`.
     unsafe(uninit) static PORTS: SpinLock<KVec<PortRef>> = KVec::new();
 }
+
+/// The `ib_cm` workqueue the IDs' works run on (`cm.wq`), allocated in the
+/// module's init before the client registers and destroyed after it has
+/// unregistered. Works are queued only for an ID not yet destroyed (checked
+/// under its lock), and destroying an ID cancels its pending ones; the IDs
+/// are all destroyed before the module can go (its users, `rdma_cm` among
+/// them, are gone), so destroying the queue only waits for works in flight.
+pub(crate) static WQ: ModuleQueue = ModuleQueue::new();
 
 /// Initialises the tables; called once from the module's init.
 pub(crate) fn init() {
@@ -644,8 +654,10 @@ impl CmId {
                 if !g.destroyed {
                     let ms = timing::timewait_ms(g.av_timeout);
                     let delay = kernel::time::msecs_to_jiffies(ms);
-                    // Already armed: the one pending covers this timewait.
-                    let _ = workqueue::system().enqueue_delayed(self.clone(), delay);
+                    if let Some(wq) = WQ.get() {
+                        // Already armed: the one pending covers this timewait.
+                        let _ = wq.enqueue_delayed(self.clone(), delay);
+                    }
                 }
             }
             Leave::Unlisten | Leave::ForgetSidr | Leave::Stay => {}
@@ -1779,8 +1791,10 @@ pub(crate) unsafe extern "C" fn rrxe_cm_notify(
             };
             let ret = id.apply(&mut g, &step, None, &[]).map(|_| ());
             if ret.is_ok() && !g.destroyed {
-                // Already queued: that one delivers the event.
-                let _ = workqueue::system().enqueue::<_, 1>(id.clone());
+                if let Some(wq) = WQ.get() {
+                    // Already queued: that one delivers the event.
+                    let _ = wq.enqueue::<_, 1>(id.clone());
+                }
             }
             errno(ret)
         }

@@ -38,12 +38,22 @@ impl ModuleQueue {
     /// Allocates the queue (`WQ_UNBOUND`, as the system queues the C modules
     /// use for the same work); it lives until the returned owner is dropped.
     pub fn alloc(&'static self, name: &'static CStr) -> Result<QueueOwner> {
+        self.alloc_with(name, bindings::wq_flags_WQ_UNBOUND, 0)
+    }
+
+    /// Allocates the queue with the `alloc_workqueue()` `flags` and
+    /// `max_active` of the C module it replaces (0 is the default); it lives
+    /// until the returned owner is dropped.
+    pub fn alloc_with(
+        &'static self,
+        name: &'static CStr,
+        flags: u32,
+        max_active: i32,
+    ) -> Result<QueueOwner> {
         // SAFETY: `name` is a NUL-terminated string that outlives the queue
-        // (it is `'static`); the flags and `max_active` 0 (the default) are
-        // valid for `alloc_workqueue()`.
-        let wq = unsafe {
-            bindings::rrxe_alloc_workqueue(name.as_char_ptr(), bindings::wq_flags_WQ_UNBOUND, 0)
-        };
+        // (it is `'static`); `alloc_workqueue()` checks the flags and
+        // `max_active` and fails on invalid ones.
+        let wq = unsafe { bindings::rrxe_alloc_workqueue(name.as_char_ptr(), flags, max_active) };
         if wq.is_null() {
             return Err(ENOMEM);
         }

@@ -59,7 +59,7 @@ wait_gid() {
 }
 
 # Kernel log lines that fail a scenario whatever it printed.
-SPLAT_RE='WARNING:|BUG:|UBSAN:|Oops|kernel BUG|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|bad unlock balance|held lock freed|lock held when returning to user space|trying to register non-static key|DEBUG_LOCKS_WARN_ON|suspicious RCU usage|refcount_t:|list_add corruption|list_del corruption|ODEBUG:|unreferenced object|Kernel panic|blocked for more than|rcu: INFO|self-detected stall|scheduling while atomic|sleeping function called from invalid context|Call Trace:'
+SPLAT_RE='WARNING:|BUG:|UBSAN:|Oops|kernel BUG|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|bad unlock balance|held lock freed|lock held when returning to user space|trying to register non-static key|DEBUG_LOCKS_WARN_ON|suspicious RCU usage|refcount_t:|list_add corruption|list_del corruption|ODEBUG:|unreferenced object|Kernel panic|blocked for more than|rcu: INFO|self-detected stall|scheduling while atomic|sleeping function called from invalid context|Call Trace:|enqueued on deprecated workqueue'
 
 # run_scenarios: each scenario of $SCENARIOS with its time bound; writes
 # <name>.status ("PASS|FAIL|SKIP reason"), <name>.log and <name>.dmesg.
