@@ -15,21 +15,8 @@ ip addr add "$(vip "$MYIP")/24" dev eth0.100
 ip link set eth0.100 up
 cleanup() { ip link del eth0.100 2>/dev/null; }
 trap cleanup EXIT
-# The VLAN address's RoCE v2 GID index. Not lib.sh's gid_index_v4, which
-# forks two cats per entry of the 1024-entry table when the GID is absent
-# (minutes under TCG): one grep reads the whole table.
-vlan_gid() {
-	local hex f
-	hex=$(printf '%02x%02x:%02x%02x' $(vip "$MYIP" | tr . ' '))
-	for f in $(grep -lx "0000:0000:0000:0000:0000:ffff:$hex" \
-		/sys/class/infiniband/rxe0/ports/1/gids/* 2>/dev/null); do
-		if [ "$(cat "/sys/class/infiniband/rxe0/ports/1/gid_attrs/types/${f##*/}")" = "RoCE v2" ]; then
-			echo "${f##*/}"
-			return 0
-		fi
-	done
-	return 1
-}
+# The VLAN address's RoCE v2 GID index.
+vlan_gid() { gid_index_v4 rxe0 "$(vip "$MYIP")"; }
 for i in $(seq 100); do
 	vlan_gid >/dev/null && break
 	sleep 0.2
