@@ -62,6 +62,41 @@ wait_gid() {
 	done
 }
 
+# tcp_listening PORT: a socket listens on TCP PORT (IPv4 or IPv6).
+tcp_listening() {
+	grep -Eqs "^ *[0-9]+: [0-9A-F]+:$(printf %04X "$1") [0-9A-F]+:[0-9A-F]{4} 0A " \
+		/proc/net/tcp /proc/net/tcp6
+}
+
+# tcp_exchange SERVER TAG PORT SECONDS PEER CMD...: one run of a client/server
+# program whose server listens on TCP PORT (the verbs pingpongs): guest SERVER
+# (a|b) runs CMD, the other guest runs CMD PEER once the server listens (a
+# server under KASAN takes more than a second to open the device and create
+# its QPs), each under timeout SECONDS, output in ./out. A side that fails
+# prints "FAIL TAG (server|client)"; the status is 1 when this guest's side
+# failed or the peer did not get ready or done in time.
+tcp_exchange() {
+	local server=$1 tag=$2 port=$3 secs=$4 peer=$5 pid i=0 rc=0
+	shift 5
+	rm -f out
+	if [ "$ROLE" = "$server" ]; then
+		timeout "$secs" "$@" >out 2>&1 &
+		pid=$!
+		while ! tcp_listening "$port" && kill -0 $pid 2>/dev/null && [ $i -lt 150 ]; do
+			sleep 0.2
+			i=$((i + 1))
+		done
+		notify "ready.$tag"
+		await "done.$tag" $((secs + 20)) || rc=1
+		wait $pid || { rc=1; echo "FAIL $tag (server)"; }
+	else
+		await "ready.$tag" 60 || return 1
+		timeout "$secs" "$@" "$peer" >out 2>&1 || { rc=1; echo "FAIL $tag (client)"; }
+		notify "done.$tag"
+	fi
+	return $rc
+}
+
 # Kernel log lines that fail a scenario whatever it printed.
 SPLAT_RE='WARNING:|BUG:|UBSAN:|Oops|kernel BUG|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|bad unlock balance|held lock freed|lock held when returning to user space|trying to register non-static key|DEBUG_LOCKS_WARN_ON|suspicious RCU usage|refcount_t:|list_add corruption|list_del corruption|ODEBUG:|unreferenced object|Kernel panic|blocked for more than|rcu: INFO|self-detected stall|scheduling while atomic|sleeping function called from invalid context|Call Trace:|enqueued on deprecated workqueue'
 

@@ -20,14 +20,6 @@ stat() {
 		awk -v f="$1" 'p { print; exit } $0 == f { p = 1 }'
 }
 
-# listening PORT: a socket listens on TCP PORT (IPv4 or IPv6). A server
-# under KASAN takes more than a second to open the device and create its
-# QPs before it listens.
-listening() {
-	grep -Eqs "^ *[0-9]+: [0-9A-F]+:$(printf %04X "$1") [0-9A-F]+:[0-9A-F]{4} 0A " \
-		/proc/net/tcp /proc/net/tcp6
-}
-
 sent0=$(stat sent_pkts)
 rcvd0=$(stat rcvd_pkts)
 rc=0
@@ -35,28 +27,14 @@ n=0
 # exchange PROG SIZE SERVER: one pingpong of 20 iterations, SERVER (a|b)
 # listening; a failure on either side fails the scenario on both.
 exchange() {
-	local prog=$1 size=$2 server=$3 tag="$1.$2.$3" args extra=""
+	local prog=$1 size=$2 server=$3 tag="$1.$2.$3" extra=""
 	n=$((n + 1))
 	[ "$prog" = ibv_srq_pingpong ] && extra="-q 4"
-	local port=$((18515 + n)) i=0
-	args="-d rxe0 -g $idx -s $size -n 20 -c -m 1024 -p $port $extra"
-	if [ "$ROLE" = "$server" ]; then
-		timeout 40 $prog $args >out 2>&1 &
-		local pid=$!
-		while ! listening $port && kill -0 $pid 2>/dev/null && [ $i -lt 150 ]; do
-			sleep 0.2
-			i=$((i + 1))
-		done
-		notify "ready.$tag"
-		await "done.$tag" 60 || rc=1
-		wait $pid || { rc=1; echo "FAIL $tag (server)"; }
-	else
-		await "ready.$tag" 60 || { rc=1; return; }
-		timeout 40 $prog $args "$PEERIP" >out 2>&1 || { rc=1; echo "FAIL $tag (client)"; }
-		notify "done.$tag"
-	fi
+	local port=$((18515 + n))
+	tcp_exchange "$server" "$tag" $port 40 "$PEERIP" \
+		$prog -d rxe0 -g $idx -s $size -n 20 -c -m 1024 -p $port $extra || rc=1
 	echo "== $tag ($([ "$ROLE" = "$server" ] && echo server || echo client))"
-	tail -n 2 out
+	tail -n 2 out 2>/dev/null
 }
 
 server=a

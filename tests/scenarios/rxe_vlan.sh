@@ -32,35 +32,17 @@ vstat() { cat "/sys/class/net/eth0.100/statistics/$1"; }
 sent() { cat /sys/class/infiniband/rxe0/ports/1/hw_counters/sent_pkts; }
 tx0=$(vstat tx_packets) rx0=$(vstat rx_packets) sent0=$(sent)
 
-listening() {
-	grep -Eqs "^ *[0-9]+: [0-9A-F]+:$(printf %04X "$1") [0-9A-F]+:[0-9A-F]{4} 0A " \
-		/proc/net/tcp /proc/net/tcp6
-}
 rc=0
 n=0
 # exchange PROG SERVER: one pingpong of 20 iterations, SERVER (a|b) listening.
 exchange() {
-	local prog=$1 server=$2 tag="$1.$2" args i=0
+	local prog=$1 server=$2 tag="$1.$2"
 	n=$((n + 1))
 	local port=$((18615 + n))
-	args="-d rxe0 -g $idx -s 1000 -n 20 -c -p $port"
-	if [ "$ROLE" = "$server" ]; then
-		timeout 40 $prog $args >out 2>&1 &
-		local pid=$!
-		while ! listening $port && kill -0 $pid 2>/dev/null && [ $i -lt 150 ]; do
-			sleep 0.2
-			i=$((i + 1))
-		done
-		notify "ready.$tag"
-		await "done.$tag" 60 || rc=1
-		wait $pid || { rc=1; echo "FAIL $tag (server)"; }
-	else
-		await "ready.$tag" 60 || { rc=1; return; }
-		timeout 40 $prog $args "$(vip "$PEERIP")" >out 2>&1 || { rc=1; echo "FAIL $tag (client)"; }
-		notify "done.$tag"
-	fi
+	tcp_exchange "$server" "$tag" $port 40 "$(vip "$PEERIP")" \
+		$prog -d rxe0 -g $idx -s 1000 -n 20 -c -p $port || rc=1
 	echo "[${SECONDS}s] == $tag ($([ "$ROLE" = "$server" ] && echo server || echo client))"
-	tail -n 2 out
+	tail -n 2 out 2>/dev/null
 }
 exchange ibv_rc_pingpong a
 exchange ibv_rc_pingpong b
