@@ -26,17 +26,7 @@
  *
  * Usage: rxe_local_ops DEV GID_INDEX server|client PEER_IP
  */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <infiniband/verbs.h>
-#include <netinet/in.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
+#include "verbs_common.h"
 
 #define PORT 18640
 #define NQP 2
@@ -74,46 +64,6 @@ static struct ibv_cq *cq;
 static struct ibv_qp *qp[NQP];
 static int gidx, fail;
 
-#define die(...) do { fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
-
-static int exchange(int server, const char *peer, const void *mine,
-		    void *theirs, size_t len)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT) };
-	int s, one = 1, i;
-
-	s = socket(AF_INET, SOCK_STREAM, 0);
-	if (server) {
-		setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		a.sin_addr.s_addr = INADDR_ANY;
-		if (bind(s, (void *)&a, sizeof(a)) || listen(s, 1))
-			die("listen: %s", strerror(errno));
-		int c = accept(s, NULL, NULL);
-		close(s);
-		s = c;
-	} else {
-		inet_pton(AF_INET, peer, &a.sin_addr);
-		for (i = 0; connect(s, (void *)&a, sizeof(a)); i++) {
-			if (i == 300)
-				die("connect: %s", strerror(errno));
-			close(s);
-			s = socket(AF_INET, SOCK_STREAM, 0);
-			usleep(100000);
-		}
-	}
-	if (write(s, mine, len) != (ssize_t)len ||
-	    read(s, theirs, len) != (ssize_t)len)
-		die("exchange failed");
-	return s;
-}
-
-static void xfer(int s, void *p, size_t len, int send)
-{
-	if (send ? write(s, p, len) != (ssize_t)len :
-		   read(s, p, len) != (ssize_t)len)
-		die("the peer is gone");
-}
-
 static struct ibv_qp *create_qp(void)
 {
 	struct ibv_qp_init_attr_ex ia = {
@@ -125,67 +75,22 @@ static struct ibv_qp *create_qp(void)
 		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
 				  IBV_QP_EX_WITH_ATOMIC_WRITE,
 	};
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			IBV_ACCESS_REMOTE_ATOMIC | ACCESS_FLUSH_GLOBAL,
-	};
 	struct ibv_qp *q = ibv_create_qp_ex(ctx, &ia);
 
 	if (!q)
 		die("create_qp_ex: %s", strerror(errno));
-	if (ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die("modify INIT: %s", strerror(errno));
+	qp_to_init(q, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+		   ACCESS_FLUSH_GLOBAL);
 	return q;
-}
-
-static void connect_qp(struct ibv_qp *q, uint32_t dqpn, union ibv_gid *gid)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dqpn, .rq_psn = 0, .max_dest_rd_atomic = 4,
-		.min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = *gid, .sgid_index = gidx,
-				      .hop_limit = 1 } },
-	};
-
-	if (ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die("modify RTR: %s", strerror(errno));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 0;
-	a.max_rd_atomic = 4;
-	if (ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC))
-		die("modify RTS: %s", strerror(errno));
 }
 
 /* The next completion (within 20 s): its status and opcode as expected. */
 static void expect(uint64_t id, enum ibv_wc_status status, int opcode,
 		   const char *what)
 {
-	struct timespec t0, t;
-	struct ibv_wc wc;
-	int n;
+	struct ibv_wc wc = poll_one(cq, 20, what);
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0) {
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (t.tv_sec - t0.tv_sec > 20)
-			die("FAIL %s: no completion in 20 s", what);
-		usleep(1000);
-	}
-	if (n < 0)
-		die("%s: poll_cq failed", what);
 	printf("%s: wr_id %llu %s opcode %d\n", what,
 	       (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status),
 	       wc.status == IBV_WC_SUCCESS ? (int)wc.opcode : -1);
@@ -436,7 +341,6 @@ static void client(int s)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list;
 	struct info mine = {}, theirs;
 	int is_server, s, i;
 
@@ -445,12 +349,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	gidx = atoi(argv[2]);
 	is_server = !strcmp(argv[3], "server");
-	list = ibv_get_device_list(NULL);
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
-			ctx = ibv_open_device(list[i]);
-	if (!ctx)
-		die("no device %s", argv[1]);
+	ctx = open_device(argv[1]);
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	if (!pd || !cq)
@@ -461,9 +360,9 @@ int main(int argc, char **argv)
 	}
 	if (ibv_query_gid(ctx, 1, gidx, &mine.gid))
 		die("query_gid");
-	s = exchange(is_server, argv[4], &mine, &theirs, sizeof(mine));
+	s = tcp_exchange(is_server, argv[4], PORT, &mine, &theirs, sizeof(mine));
 	for (i = 0; i < NQP; i++)
-		connect_qp(qp[i], theirs.qpn[i], &theirs.gid);
+		qp_to_rts(qp[i], theirs.qpn[i], &theirs.gid, gidx, 4, 1, 14, 7, 7);
 	if (is_server)
 		server(s);
 	else

@@ -13,16 +13,7 @@
  *
  * Usage: rxe_rc_retry DEV GID_INDEX server|client PEER_IP
  */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <infiniband/verbs.h>
-#include <netinet/in.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
+#include "verbs_common.h"
 
 #define PORT 18600
 #define LEN 64
@@ -39,47 +30,6 @@ static struct ibv_mr *mr;
 static char buf[4096];
 static int gidx;
 
-#define die(...) do { fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
-
-static int exchange(int server, const char *peer, const struct info *mine,
-		    struct info *theirs)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT) };
-	int s, one = 1, i;
-
-	s = socket(AF_INET, SOCK_STREAM, 0);
-	if (server) {
-		setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		a.sin_addr.s_addr = INADDR_ANY;
-		if (bind(s, (void *)&a, sizeof(a)) || listen(s, 1))
-			die("listen: %s", strerror(errno));
-		int c = accept(s, NULL, NULL);
-		close(s);
-		s = c;
-	} else {
-		inet_pton(AF_INET, peer, &a.sin_addr);
-		for (i = 0; connect(s, (void *)&a, sizeof(a)); i++) {
-			if (i == 300)
-				die("connect: %s", strerror(errno));
-			close(s);
-			s = socket(AF_INET, SOCK_STREAM, 0);
-			usleep(100000);
-		}
-	}
-	if (write(s, mine, sizeof(*mine)) != sizeof(*mine) ||
-	    read(s, theirs, sizeof(*theirs)) != sizeof(*theirs))
-		die("exchange failed");
-	return s;
-}
-
-static void sync_byte(int s, int send)
-{
-	char c = 'x';
-
-	if (send ? write(s, &c, 1) != 1 : read(s, &c, 1) != 1)
-		die("the peer is gone");
-}
-
 static struct ibv_qp *create_qp(struct ibv_cq *cq)
 {
 	struct ibv_qp_init_attr ia = {
@@ -87,68 +37,18 @@ static struct ibv_qp *create_qp(struct ibv_cq *cq)
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE,
-	};
 	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
 
 	if (!qp)
 		die("create_qp: %s", strerror(errno));
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die("modify INIT: %s", strerror(errno));
+	qp_to_init(qp, IBV_ACCESS_LOCAL_WRITE);
 	return qp;
 }
 
 static void connect_qp(struct ibv_qp *qp, uint32_t dqpn, union ibv_gid *gid,
 		       int min_rnr, int timeout, int retry, int rnr_retry)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dqpn, .rq_psn = 0, .max_dest_rd_atomic = 1,
-		.min_rnr_timer = min_rnr,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = *gid, .sgid_index = gidx,
-				      .hop_limit = 1 } },
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die("modify RTR: %s", strerror(errno));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = timeout;
-	a.retry_cnt = retry;
-	a.rnr_retry = rnr_retry;
-	a.sq_psn = 0;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC))
-		die("modify RTS: %s", strerror(errno));
-}
-
-/* One completion of cq within seconds, or exit. */
-static struct ibv_wc poll_one(struct ibv_cq *cq, int seconds, const char *what)
-{
-	struct timespec t0, t;
-	struct ibv_wc wc;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-
-		if (n < 0)
-			die("%s: poll_cq failed", what);
-		if (n == 1)
-			return wc;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (t.tv_sec - t0.tv_sec > seconds)
-			die("%s: no completion in %d s", what, seconds);
-		usleep(1000);
-	}
+	qp_to_rts(qp, dqpn, gid, gidx, 1, min_rnr, timeout, retry, rnr_retry);
 }
 
 static void post_send(struct ibv_qp *qp, int id)
@@ -182,7 +82,6 @@ static int expect(struct ibv_cq *cq, enum ibv_wc_status want, const char *what)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list;
 	struct ibv_cq *cq[3];
 	struct ibv_qp *qp[3];
 	struct info mine = {}, theirs;
@@ -192,12 +91,7 @@ int main(int argc, char **argv)
 		die("usage: %s DEV GID_INDEX server|client PEER_IP", argv[0]);
 	gidx = atoi(argv[2]);
 	server = !strcmp(argv[3], "server");
-	list = ibv_get_device_list(NULL);
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
-			ctx = ibv_open_device(list[i]);
-	if (!ctx)
-		die("no device %s", argv[1]);
+	ctx = open_device(argv[1]);
 	pd = ibv_alloc_pd(ctx);
 	mr = pd ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) : NULL;
 	if (!mr)
@@ -211,7 +105,7 @@ int main(int argc, char **argv)
 	}
 	if (ibv_query_gid(ctx, 1, gidx, &mine.gid))
 		die("query_gid");
-	s = exchange(server, argv[4], &mine, &theirs);
+	s = tcp_exchange(server, argv[4], PORT, &mine, &theirs, sizeof(mine));
 
 	if (server) {
 		struct ibv_sge sge = { (uintptr_t)buf, sizeof(buf), mr->lkey };
@@ -261,7 +155,6 @@ int main(int argc, char **argv)
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
-	ibv_free_device_list(list);
 	printf("%s\n", fail ? "FAIL" : "PASS");
 	return fail;
 }
