@@ -41,22 +41,25 @@ module! {
     license: "GPL",
 }
 
-// Fields drop in order: the client first, then the queue its IDs used.
+// Fields drop in order: the client, the queue its IDs used, the tables.
 struct CmModule {
     // Unregistering takes the CM off every device (`remove` for each).
     _client: ClientRegistration<CmClient>,
     // Destroying the queue waits for the works still running on it.
     _wq: QueueOwner,
+    // Frees the ID and port tables, empty by then.
+    _tables: id::TablesOwner,
 }
 
 impl kernel::Module for CmModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        id::init();
+        let tables = id::init();
         // As cm.c: `alloc_workqueue("ib_cm", WQ_PERCPU, 1)`.
         let wq = id::WQ.alloc_with(c"ib_cm", wq_flags_WQ_PERCPU, 1)?;
         Ok(Self {
             _client: ClientRegistration::register()?,
             _wq: wq,
+            _tables: tables,
         })
     }
 }

@@ -152,12 +152,29 @@ kernel::sync::global_lock! {
 /// them, are gone), so destroying the queue only waits for works in flight.
 pub(crate) static WQ: ModuleQueue = ModuleQueue::new();
 
-/// Initialises the tables; called once from the module's init.
-pub(crate) fn init() {
+/// Initialises the tables; called once from the module's init. The returned
+/// owner frees their memory when dropped.
+pub(crate) fn init() -> TablesOwner {
     // SAFETY: called once, from the module's init, before any use.
     unsafe {
         TABLES.init();
         PORTS.init();
+    }
+    TablesOwner
+}
+
+/// Frees the tables' buffers when dropped, at module exit: statics are never
+/// dropped, so their heap memory would outlive the module (a kmemleak
+/// report once it is unloaded). Dropped after the client has unregistered
+/// (no port left) and the IDs' users are gone (no ID left).
+pub(crate) struct TablesOwner;
+
+impl Drop for TablesOwner {
+    fn drop(&mut self) {
+        let ids = core::mem::take(&mut TABLES.lock().ids);
+        let ports = core::mem::take(&mut *PORTS.lock());
+        // Dropped unlocked, as every ID leaving the table.
+        drop((ids, ports));
     }
 }
 
