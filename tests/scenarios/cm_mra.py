@@ -10,26 +10,11 @@ client PEERIP PORT: connects (RC QP, the RDMA CM's REQ: 15 retries of
 2 * 2^(16-8) + 2^(20-8) = 4608 ms); it must see ESTABLISHED, not
 UNREACHABLE, and its CM must have received the MRA (cm_rx_msgs/mra grew);
 then disconnects."""
-import ctypes, os, socket, struct, sys, time
+import ctypes, struct, sys, time
 
-cm = ctypes.CDLL("librdmacm.so.1", use_errno=True)
-cm.rdma_create_event_channel.restype = ctypes.c_void_p
-V = ctypes.c_void_p
-for f, args in (("rdma_create_id", [V, ctypes.POINTER(V), V, ctypes.c_int]),
-                ("rdma_bind_addr", [V, ctypes.c_char_p]), ("rdma_listen", [V, ctypes.c_int]),
-                ("rdma_resolve_addr", [V, V, ctypes.c_char_p, ctypes.c_int]),
-                ("rdma_resolve_route", [V, ctypes.c_int]), ("rdma_connect", [V, ctypes.c_char_p]),
-                ("rdma_accept", [V, ctypes.c_char_p]), ("rdma_disconnect", [V]),
-                ("rdma_create_qp", [V, V, ctypes.c_char_p]), ("rdma_destroy_qp", [V]),
-                ("rdma_destroy_id", [V]),
-                ("rdma_get_cm_event", [V, ctypes.POINTER(V)]), ("rdma_ack_cm_event", [V])):
-    getattr(cm, f).restype = None if f == "rdma_destroy_qp" else ctypes.c_int
-    getattr(cm, f).argtypes = args
-PS_TCP = 0x0106
-EV = {0: "ADDR_RESOLVED", 2: "ROUTE_RESOLVED", 4: "CONNECT_REQUEST", 5: "CONNECT_RESPONSE",
-      6: "CONNECT_ERROR", 7: "UNREACHABLE", 8: "REJECTED", 9: "ESTABLISHED", 10: "DISCONNECTED",
-      15: "TIMEWAIT_EXIT"}
-CONNECT_REQUEST, ESTABLISHED, DISCONNECTED = 4, 9, 10
+import cm_lib
+from cm_lib import CONNECT_REQUEST, DISCONNECTED, ESTABLISHED, EV, V, cm, get_event, new_id, sin
+
 MAXWAIT = 20
 CMDIR = "/sys/class/infiniband/rxe0/ports/1"
 
@@ -49,14 +34,9 @@ def delta(before):
     return {k: now[k] - before[k] for k in now if now[k] != before[k]}
 
 
-def sin(ip, port):
-    return struct.pack("=H", socket.AF_INET) + struct.pack(">H", port) + socket.inet_aton(ip) + bytes(8)
-
-
 def conn_param():
-    # struct rdma_conn_param: no private data, 1 read in flight, 7 retries;
-    # the QPN is the ID's QP's.
-    return struct.pack("=QBBBBBBBxI", 0, 0, 1, 1, 0, 7, 7, 0, 0)
+    # One read in flight each way; the QPN is the ID's QP's.
+    return cm_lib.conn_param(depth=1)
 
 
 def create_qp(cid):
@@ -64,29 +44,6 @@ def create_qp(cid):
     # SRQ; 4 WRs and 1 SGE each way, no inline data; RC; signal all.
     attr = struct.pack("=QQQQIIIIIii4x", 0, 0, 0, 0, 4, 4, 1, 1, 0, 2, 1)
     assert cm.rdma_create_qp(cid, None, attr) == 0, "create_qp %d" % ctypes.get_errno()
-
-
-def get_event(ch, seconds):
-    """The next (id, event, status), or None after `seconds`."""
-    fd = ctypes.c_int.from_address(ch).value
-    os.set_blocking(fd, False)
-    end = time.time() + seconds
-    ev = V()
-    while cm.rdma_get_cm_event(ch, ctypes.byref(ev)):
-        if time.time() > end:
-            return None
-        time.sleep(0.05)
-    idp, _, kind, status = struct.unpack("=QQIi", ctypes.string_at(ev.value, 24))
-    cm.rdma_ack_cm_event(ev)
-    print("%.2f %s event %s status %d" % (time.time() - T0, sys.argv[1], EV.get(kind, kind), status),
-          flush=True)
-    return idp, kind, status
-
-
-def new_id(ch):
-    i = V()
-    assert cm.rdma_create_id(ch, ctypes.byref(i), None, PS_TCP) == 0
-    return i
 
 
 def server(ip, port):
@@ -159,6 +116,6 @@ def client(ip, port):
 
 
 if __name__ == "__main__":
-    T0 = time.time()
+    T0 = cm_lib.T0 = time.time()
     f = server if sys.argv[1] == "server" else client
     sys.exit(f(sys.argv[2], int(sys.argv[3])))

@@ -9,56 +9,12 @@ client PEERIP PORT: connects with QPN 0x1234 and establishes
 (rdma_establish), then connects a second ID with the same QPN: it must be
 REJECTED with reason 10 (IB_CM_REJ_STALE_CONN, cm.c's cm_match_req()),
 and the first connection DISCONNECTED by the peer's DREQ."""
-import ctypes, os, socket, struct, sys, time
+import ctypes, sys, time
 
-cm = ctypes.CDLL("librdmacm.so.1", use_errno=True)
-cm.rdma_create_event_channel.restype = ctypes.c_void_p
-V = ctypes.c_void_p
-for f, args in (("rdma_create_id", [V, ctypes.POINTER(V), V, ctypes.c_int]),
-                ("rdma_bind_addr", [V, ctypes.c_char_p]), ("rdma_listen", [V, ctypes.c_int]),
-                ("rdma_resolve_addr", [V, V, ctypes.c_char_p, ctypes.c_int]),
-                ("rdma_resolve_route", [V, ctypes.c_int]), ("rdma_connect", [V, ctypes.c_char_p]),
-                ("rdma_accept", [V, ctypes.c_char_p]), ("rdma_establish", [V]),
-                ("rdma_get_cm_event", [V, ctypes.POINTER(V)]), ("rdma_ack_cm_event", [V])):
-    getattr(cm, f).restype = ctypes.c_int
-    getattr(cm, f).argtypes = args
-PS_TCP = 0x0106
-EV = {0: "ADDR_RESOLVED", 2: "ROUTE_RESOLVED", 4: "CONNECT_REQUEST", 5: "CONNECT_RESPONSE",
-      6: "CONNECT_ERROR", 7: "UNREACHABLE", 8: "REJECTED", 9: "ESTABLISHED", 10: "DISCONNECTED",
-      15: "TIMEWAIT_EXIT"}
-CONNECT_REQUEST, CONNECT_RESPONSE, REJECTED, ESTABLISHED, DISCONNECTED = 4, 5, 8, 9, 10
+from cm_lib import CONNECT_REQUEST, CONNECT_RESPONSE, DISCONNECTED, ESTABLISHED, EV, REJECTED, V, \
+    cm, conn_param, get_event, new_id, sin
+
 STALE_CONN = 10
-
-
-def sin(ip, port):
-    return struct.pack("=H", socket.AF_INET) + struct.pack(">H", port) + socket.inet_aton(ip) + bytes(8)
-
-
-def conn_param(qpn):
-    # struct rdma_conn_param: no private data, 7 retries, this QPN.
-    return struct.pack("=QBBBBBBBxI", 0, 0, 0, 0, 0, 7, 7, 0, qpn)
-
-
-def get_event(ch, seconds):
-    """The next (id, event, status), or None after `seconds`."""
-    fd = ctypes.c_int.from_address(ch).value
-    os.set_blocking(fd, False)
-    end = time.time() + seconds
-    ev = V()
-    while cm.rdma_get_cm_event(ch, ctypes.byref(ev)):
-        if time.time() > end:
-            return None
-        time.sleep(0.05)
-    idp, _, kind, status = struct.unpack("=QQIi", ctypes.string_at(ev.value, 24))
-    cm.rdma_ack_cm_event(ev)
-    print("%s event %s status %d" % (sys.argv[1], EV.get(kind, kind), status), flush=True)
-    return idp, kind, status
-
-
-def new_id(ch):
-    i = V()
-    assert cm.rdma_create_id(ch, ctypes.byref(i), None, PS_TCP) == 0
-    return i
 
 
 def server(ip, port):
@@ -76,7 +32,7 @@ def server(ip, port):
         seen.append(e[1])
         if e[1] == CONNECT_REQUEST and conn is None:
             conn = e[0]
-            assert cm.rdma_accept(V(conn), conn_param(0x5678)) == 0, "accept"
+            assert cm.rdma_accept(V(conn), conn_param(qpn=0x5678)) == 0, "accept"
         if e[1] == DISCONNECTED:
             break
     ok = seen == [CONNECT_REQUEST, ESTABLISHED, DISCONNECTED]
@@ -90,7 +46,7 @@ def connect(ch, ip, port, qpn):
     assert get_event(ch, 10)[1] == 0, "address"
     assert cm.rdma_resolve_route(i, 2000) == 0
     assert get_event(ch, 10)[1] == 2, "route"
-    assert cm.rdma_connect(i, conn_param(qpn)) == 0, "connect %d" % ctypes.get_errno()
+    assert cm.rdma_connect(i, conn_param(qpn=qpn)) == 0, "connect %d" % ctypes.get_errno()
     return i
 
 
