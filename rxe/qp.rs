@@ -418,6 +418,13 @@ impl Qp {
         core_qp::qp_event(&self.ib, bindings::ib_event_type_IB_EVENT_SQ_DRAINED);
     }
 
+    /// Tells the owner that a remote request violated its memory access
+    /// (`IB_EVENT_QP_ACCESS_ERR`, IBA C9-222.1), as the C responder's
+    /// `RESPST_ERR_RKEY_VIOLATION_EVENT` does for an RC QP.
+    pub(crate) fn access_error_event(&self) {
+        core_qp::qp_event(&self.ib, bindings::ib_event_type_IB_EVENT_QP_ACCESS_ERR);
+    }
+
     /// Has the responder process its packets and, in ERR, flush the receive
     /// queue. The C driver's `rxe_sched_task(&qp->recv_task)`.
     fn sched_recv(self: ArcBorrow<'_, Self>) {

@@ -16,9 +16,8 @@
 //! release store of the 8 payload bytes, rxe/atomic.rs) and FLUSH (a
 //! write barrier; for the persistence domain the CPU caches of the range
 //! or region written back first), both answered by an empty READ
-//! RESPONSE ONLY.
-//!
-//! Not done yet (issue #4): the QP access error event.
+//! RESPONSE ONLY. An rkey violation of a request without a receive WQE
+//! to report it raises the QP's access error event, as in C.
 
 use crate::{
     access::RemoteError,
@@ -1108,7 +1107,7 @@ impl RespEnv for RespQp<'_> {
     }
 
     fn access_error_event(&mut self) {
-        // TODO(issue #4): IB_EVENT_QP_ACCESS_ERR.
+        self.qp.access_error_event();
     }
 
     fn release_req(&mut self) {

@@ -10,10 +10,12 @@
  *   - zero-length and over-MTU UD sends;
  *   - completion queue overflow: IBV_EVENT_CQ_ERR on the full CQ, the QP to
  *     the error state where the responder overflowed (receive CQ), the
- *     completions already queued intact.
+ *     completions already queued intact;
+ *   - a remote access error between two RC QPs: the requester's
+ *     completion, the responder's IBV_EVENT_QP_ACCESS_ERR.
  * Usage: rxe_limits DEVICE GID_INDEX [objects|transport|hold]
  * "objects": the object and work request limits (scenario rxe_limits);
- * "transport": the over-MTU send and CQ overflow, which need the
+ * "transport": the over-MTU send, CQ overflow and the access error, which need the
  * requester and responder (scenario rxe_cq_overflow); neither: both.
  * "hold" only creates one of each object, prints "holding" and sleeps (for
  * the teardown scenario, rxe_lifecycle). Prints one line per check; exit 1 if any failed.
@@ -532,6 +534,99 @@ static void cq_overflow(void)
 	free(buf);
 }
 
+/* An RC QP connected to dest_qpn on this device's own GID, in RTS. */
+static void rc_connect(struct ibv_qp *qp, uint32_t dest_qpn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				     IBV_QP_ACCESS_FLAGS))
+		die("rc modify_qp INIT");
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dest_qpn,
+		.rq_psn = 0, .max_dest_rd_atomic = 1, .min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = my_gid, .sgid_index = gid_index, .hop_limit = 64 } },
+	};
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				     IBV_QP_MIN_RNR_TIMER))
+		die("rc modify_qp RTR");
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 0, .timeout = 14,
+				  .retry_cnt = 1, .rnr_retry = 1, .max_rd_atomic = 1 };
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
+		die("rc modify_qp RTS");
+}
+
+/*
+ * A remote access error (IBA C9-222.1): an RDMA WRITE through an rkey the
+ * target's region does not grant remote write to. The requester completes
+ * with IBV_WC_REM_ACCESS_ERR; the responder's QP, with no receive WQE to
+ * report it on, raises IBV_EVENT_QP_ACCESS_ERR and goes to the error
+ * state (C: RESPST_ERR_RKEY_VIOLATION_EVENT).
+ */
+static void access_error(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *req, *resp;
+	char *buf = calloc(1, 8192);
+	struct ibv_mr *src, *dst;
+	struct ibv_sge sg;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_wc wc;
+	struct events ev = { 0 };
+	int got;
+
+	if (!cq || !buf)
+		die("access error set-up");
+	req = ibv_create_qp(pd, &ia);
+	resp = ibv_create_qp(pd, &ia);
+	src = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	/* No IBV_ACCESS_REMOTE_WRITE: a write through its rkey is refused. */
+	dst = ibv_reg_mr(pd, buf + 4096, 4096, IBV_ACCESS_LOCAL_WRITE);
+	if (!req || !resp || !src || !dst)
+		die("access error: create");
+	rc_connect(req, resp->qp_num);
+	rc_connect(resp, req->qp_num);
+	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	memset(buf, 0x5a, 64);
+	sg = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 64, .lkey = src->lkey };
+	wr.wr_id = 700;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)buf + 4096;
+	wr.wr.rdma.rkey = dst->rkey;
+	if (ibv_post_send(req, &wr, &bad))
+		die("access error: post_send");
+	got = poll_n(cq, &wc, 1, 10);
+	want(got == 1 && wc.wr_id == 700 && wc.status == IBV_WC_REM_ACCESS_ERR,
+	     "access error: the write completes with IBV_WC_REM_ACCESS_ERR (%d polled, status %s)",
+	     got, got ? ibv_wc_status_str(wc.status) : "-");
+	read_events(&ev, 2);
+	want(has_event(&ev, IBV_EVENT_QP_ACCESS_ERR, resp),
+	     "access error: IBV_EVENT_QP_ACCESS_ERR on the responder's QP");
+	want(!has_event(&ev, IBV_EVENT_QP_ACCESS_ERR, req), "access error: none on the requester's QP");
+	want(qp_state(resp) == IBV_QPS_ERR, "access error: the responder's QP is in ERR (state %d)",
+	     qp_state(resp));
+	want(buf[4096] == 0, "access error: nothing written to the region");
+	ibv_destroy_qp(req);
+	ibv_destroy_qp(resp);
+	ibv_dereg_mr(dst);
+	ibv_dereg_mr(src);
+	ibv_destroy_cq(cq);
+	free(buf);
+}
+
 /* One of each object, then wait to be killed (rxe_lifecycle.sh). */
 static void hold(void)
 {
@@ -608,6 +703,7 @@ int main(int argc, char **argv)
 	if (!part || !strcmp(part, "transport")) {
 		ud_over_mtu();
 		cq_overflow();
+		access_error();
 	}
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
