@@ -7,7 +7,7 @@
 # 1 MiB for one write, 2 bytes (inline) or 4 KiB for the latency tools, one
 # MTU for UD. Each case is one line of the log with its wall-clock time
 # (perftest prints 0.00 MB/s: a test guest has no calibrated TSC).
-# Not in a set yet (see Documentation/testing.rst).
+# In the rust and rust-mixed sets with RRXE_LONG=1 (Documentation/testing.rst).
 # timeout: 600
 . "$RRXE_REPO/tests/scenarios/perftest_lib.sh"
 perftest_cases \

@@ -3,7 +3,7 @@
 # read, atomic), UD sends and the latency tools, the server alternating
 # between the guests. 100 iterations of 64 KiB (64 packets at the 1024-byte
 # path MTU), one MTU for UD, 2 bytes (inline) for the latency tools.
-# Not in a set yet (see Documentation/testing.rst).
+# In the rust and rust-mixed sets with RRXE_LONG=1 (Documentation/testing.rst).
 # timeout: 600
 . "$RRXE_REPO/tests/scenarios/perftest_lib.sh"
 perftest_cases \
