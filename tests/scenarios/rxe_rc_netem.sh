@@ -12,18 +12,12 @@ modprobe rdma_rxe
 wait_gid rxe0 "$MYIP" || exit 1
 idx=$(gid_index_v4 rxe0 "$MYIP") || { echo "no RoCE v2 GID"; exit 1; }
 
-# listening PORT: a socket listens on TCP PORT (IPv4 or IPv6).
-listening() {
-	grep -Eqs "^ *[0-9]+: [0-9A-F]+:$(printf %04X "$1") [0-9A-F]+:[0-9A-F]{4} 0A " \
-		/proc/net/tcp /proc/net/tcp6
-}
-
 rc=0
 n=0
 server=a
 # impaired NAME NETEM...: one pingpong with guest a's egress under netem.
 impaired() {
-	local tag=$1 port=$((18630 + n)) i=0 t0 args pid
+	local tag=$1 port=$((18630 + n)) t0
 	shift
 	n=$((n + 1))
 	if [ "$ROLE" = a ]; then
@@ -31,25 +25,10 @@ impaired() {
 	fi
 	barrier "on.$tag" 60 || { rc=1; return; }
 	t0=$(date +%s)
-	args="-d rxe0 -g $idx -s 9000 -n ${RXE_NETEM_ITERS:-10} -c -m 1024 -p $port"
-	if [ "$ROLE" = "$server" ]; then
-		timeout 100 ibv_rc_pingpong $args >out 2>&1 &
-		pid=$!
-		while ! listening $port && kill -0 $pid 2>/dev/null && [ $i -lt 150 ]; do
-			sleep 0.2
-			i=$((i + 1))
-		done
-		notify "ready.$tag"
-		await "done.$tag" 120 || rc=1
-		wait $pid || { rc=1; echo "FAIL $tag (server)"; }
-	else
-		await "ready.$tag" 60 || { rc=1; return; }
-		timeout 100 ibv_rc_pingpong $args "$PEERIP" >out 2>&1 ||
-			{ rc=1; echo "FAIL $tag (client)"; }
-		notify "done.$tag"
-	fi
+	tcp_exchange "$server" "$tag" $port 100 "$PEERIP" ibv_rc_pingpong \
+		-d rxe0 -g $idx -s 9000 -n ${RXE_NETEM_ITERS:-10} -c -m 1024 -p $port || rc=1
 	echo "== $tag: netem $* ($([ "$ROLE" = "$server" ] && echo server || echo client), $(($(date +%s) - t0)) s)"
-	tail -n 2 out
+	tail -n 2 out 2>/dev/null
 	if [ "$ROLE" = a ]; then
 		tc -s qdisc show dev eth0 | sed -n 2p
 		tc qdisc del dev eth0 root
