@@ -22,6 +22,10 @@ HOST_PKGS="debootstrap qemu-system-x86 rdma-core ibverbs-utils ibverbs-providers
 BUILDROOT_PKGS="clang-19 lld-19 llvm-19 libclang-19-dev make gcc libc6-dev flex
 	bison bc libelf-dev libssl-dev cpio xz-utils python3 kmod rsync bindgen"
 BUILDROOT_BPO_PKGS="rustc rust-src rust-clippy rustfmt linux-source-7.3"
+# One line each: they are pasted into the build root's shell command below,
+# where a newline would end the apt-get command.
+BUILDROOT_PKGS=$(echo $BUILDROOT_PKGS)
+BUILDROOT_BPO_PKGS=$(echo $BUILDROOT_BPO_PKGS)
 
 host_packages() {
 	local missing=()
