@@ -22,16 +22,11 @@
  * Built and run by rxe_limits.sh and rxe_lifecycle.sh; the same results are
  * expected from the C driver.
  */
-#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include <fcntl.h>
-#include <infiniband/verbs.h>
+
+#include "verbs_common.h"
 
 #define QKEY 0x11111111
 #define GRH 40
@@ -57,11 +52,8 @@ static void want(int ok, const char *fmt, ...)
 		failures++;
 }
 
-static void die(const char *what)
-{
-	printf("FAIL %s (errno %d %s)\n", what, errno, strerror(errno));
-	exit(1);
-}
+/* A step the checks cannot go on without failed: say so and exit. */
+#define fatal(what) die("FAIL %s (errno %d %s)", what, errno, strerror(errno))
 
 static double now(void)
 {
@@ -96,14 +88,14 @@ static struct ibv_qp *ud_qp(struct ibv_cq *scq, struct ibv_cq *rcq, struct ibv_q
 		return NULL;
 	*cap = ia.cap;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
-		die("modify_qp INIT");
+		fatal("modify_qp INIT");
 	a.qp_state = IBV_QPS_RTR;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		die("modify_qp RTR");
+		fatal("modify_qp RTR");
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = 0;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		die("modify_qp RTS");
+		fatal("modify_qp RTS");
 	return qp;
 }
 
@@ -113,7 +105,7 @@ static enum ibv_qp_state qp_state(struct ibv_qp *qp)
 	struct ibv_qp_init_attr ia;
 
 	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
-		die("query_qp");
+		fatal("query_qp");
 	return a.qp_state;
 }
 
@@ -126,7 +118,7 @@ static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, double timeout)
 	while (got < n && now() < end) {
 		r = ibv_poll_cq(cq, n - got, wc + got);
 		if (r < 0)
-			die("poll_cq");
+			fatal("poll_cq");
 		got += r;
 		if (!r)
 			usleep(1000);
@@ -176,7 +168,7 @@ static void send_to_self(struct ibv_qp *qp, struct ibv_ah *ah, struct ibv_sge *s
 
 	if (r) {
 		errno = r;
-		die("post_send");
+		fatal("post_send");
 	}
 }
 
@@ -187,7 +179,7 @@ static void post_recv(struct ibv_qp *qp, struct ibv_sge *sg, uint64_t id)
 
 	if (r) {
 		errno = r;
-		die("post_recv");
+		fatal("post_recv");
 	}
 }
 
@@ -226,7 +218,7 @@ static void ah_limit(void)
 	}
 	for (i = 0; i < made; i++)
 		if (ibv_destroy_ah(ahs[i]))
-			die("destroy_ah");
+			fatal("destroy_ah");
 	/* Everything was given back: the pool takes a second round. */
 	for (i = 0, made = 0; i < 64; i++) {
 		ahs[i] = self_ah();
@@ -248,14 +240,14 @@ static void mcast_limit(void)
 	union ibv_gid mgid = { .raw = { 0xff, 0x0e, [15] = 0x42 } };
 
 	if (!cq || !qps)
-		die("mcast set-up");
+		fatal("mcast set-up");
 	for (i = 0; i <= n; i++) {
 		struct ibv_qp_cap cap = { .max_send_wr = 1, .max_recv_wr = 1,
 					  .max_send_sge = 1, .max_recv_sge = 1 };
 
 		qps[i] = ud_qp(cq, cq, &cap);
 		if (!qps[i])
-			die("create_qp for multicast");
+			fatal("create_qp for multicast");
 	}
 	for (i = 0; i <= n; i++) {
 		r = ibv_attach_mcast(qps[i], &mgid, 0);
@@ -267,7 +259,7 @@ static void mcast_limit(void)
 	want(made == n && r == ENOMEM, "attach_mcast beyond max_mcast_qp_attach: %d (want %d)", r, ENOMEM);
 	for (i = 0; i < made; i++)
 		if (ibv_detach_mcast(qps[i], &mgid, 0))
-			die("detach_mcast");
+			fatal("detach_mcast");
 	r = ibv_attach_mcast(qps[n], &mgid, 0);
 	want(!r, "attach_mcast after detaching all: %d", r);
 	if (!r)
@@ -343,14 +335,14 @@ static void wr_limits(void)
 	int r, got;
 
 	if (!cq || !ah || !buf)
-		die("wr set-up");
+		fatal("wr set-up");
 	qp_caps(cq);
 	qp = ud_qp(cq, cq, &cap);
 	if (!qp)
-		die("create_qp 4/4/1/1");
+		fatal("create_qp 4/4/1/1");
 	mr = ibv_reg_mr(pd, buf, 16384, IBV_ACCESS_LOCAL_WRITE);
 	if (!mr)
-		die("reg_mr");
+		fatal("reg_mr");
 	printf("     qp caps: send_sge %u recv_sge %u inline %u\n", cap.max_send_sge, cap.max_recv_sge,
 	       cap.max_inline_data);
 	for (int i = 0; i < 2; i++)
@@ -408,13 +400,13 @@ static void ud_over_mtu(void)
 	int got;
 
 	if (!cq || !ah || !buf)
-		die("over-MTU set-up");
+		fatal("over-MTU set-up");
 	qp = ud_qp(cq, cq, &cap);
 	if (!qp)
-		die("create_qp 4/4/1/1");
+		fatal("create_qp 4/4/1/1");
 	mr = ibv_reg_mr(pd, buf, 16384, IBV_ACCESS_LOCAL_WRITE);
 	if (!mr)
-		die("reg_mr");
+		fatal("reg_mr");
 	rs = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 4096, .lkey = mr->lkey };
 	post_recv(qp, &rs, 101);
 	sg[0] = (struct ibv_sge){ .addr = (uintptr_t)buf + 8192, .length = 8192, .lkey = mr->lkey };
@@ -465,10 +457,10 @@ static void cq_overflow(void)
 	int got, fill, i;
 
 	if (!big || !small || !small2 || !ah || !buf)
-		die("cq overflow set-up");
+		fatal("cq overflow set-up");
 	mr = ibv_reg_mr(pd, buf, 65536, IBV_ACCESS_LOCAL_WRITE);
 	if (!mr)
-		die("reg_mr");
+		fatal("reg_mr");
 	fill = small->cqe;
 	printf("     small cq: cqe %d\n", fill);
 	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
@@ -476,7 +468,7 @@ static void cq_overflow(void)
 	/* Send CQ overflow. */
 	qp = ud_qp(small, big, &cap);
 	if (!qp)
-		die("create_qp (small send cq)");
+		fatal("create_qp (small send cq)");
 	for (i = 0; i < fill + 3; i++) {
 		rs = (struct ibv_sge){ .addr = (uintptr_t)buf + 4096 * i, .length = 4096,
 				       .lkey = mr->lkey };
@@ -501,7 +493,7 @@ static void cq_overflow(void)
 	ev.n = 0;
 	qp = ud_qp(big, small2, &cap);
 	if (!qp)
-		die("create_qp (small recv cq)");
+		fatal("create_qp (small recv cq)");
 	memset(buf, 0, 65536);
 	for (i = 0; i < fill + 3; i++) {
 		rs = (struct ibv_sge){ .addr = (uintptr_t)buf + 4096 * i, .length = 4096,
@@ -537,29 +529,8 @@ static void cq_overflow(void)
 /* An RC QP connected to dest_qpn on this device's own GID, in RTS. */
 static void rc_connect(struct ibv_qp *qp, uint32_t dest_qpn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				     IBV_QP_ACCESS_FLAGS))
-		die("rc modify_qp INIT");
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dest_qpn,
-		.rq_psn = 0, .max_dest_rd_atomic = 1, .min_rnr_timer = 12,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = my_gid, .sgid_index = gid_index, .hop_limit = 64 } },
-	};
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				     IBV_QP_MIN_RNR_TIMER))
-		die("rc modify_qp RTR");
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 0, .timeout = 14,
-				  .retry_cnt = 1, .rnr_retry = 1, .max_rd_atomic = 1 };
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-				     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
-		die("rc modify_qp RTS");
+	qp_to_init(qp, IBV_ACCESS_REMOTE_WRITE);
+	qp_to_rts(qp, dest_qpn, &my_gid, gid_index, 1, 12, 14, 1, 1);
 }
 
 /*
@@ -586,14 +557,14 @@ static void access_error(void)
 	int got;
 
 	if (!cq || !buf)
-		die("access error set-up");
+		fatal("access error set-up");
 	req = ibv_create_qp(pd, &ia);
 	resp = ibv_create_qp(pd, &ia);
 	src = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
 	/* No IBV_ACCESS_REMOTE_WRITE: a write through its rkey is refused. */
 	dst = ibv_reg_mr(pd, buf + 4096, 4096, IBV_ACCESS_LOCAL_WRITE);
 	if (!req || !resp || !src || !dst)
-		die("access error: create");
+		fatal("access error: create");
 	rc_connect(req, resp->qp_num);
 	rc_connect(resp, req->qp_num);
 	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
@@ -607,7 +578,7 @@ static void access_error(void)
 	wr.wr.rdma.remote_addr = (uintptr_t)buf + 4096;
 	wr.wr.rdma.rkey = dst->rkey;
 	if (ibv_post_send(req, &wr, &bad))
-		die("access error: post_send");
+		fatal("access error: post_send");
 	got = poll_n(cq, &wc, 1, 10);
 	want(got == 1 && wc.wr_id == 700 && wc.status == IBV_WC_REM_ACCESS_ERR,
 	     "access error: the write completes with IBV_WC_REM_ACCESS_ERR (%d polled, status %s)",
@@ -643,7 +614,7 @@ static void hold(void)
 	struct ibv_sge s = { .addr = (uintptr_t)buf, .length = 4096, .lkey = mr ? mr->lkey : 0 };
 
 	if (!cq || !srq || !qp || !ah || !mr)
-		die("hold: create");
+		fatal("hold: create");
 	for (int i = 0; i < 8; i++)
 		post_recv(qp, &s, i);
 	/* Datagrams in flight to itself, some left unpolled. */
@@ -657,10 +628,8 @@ static void hold(void)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
 	const char *name = argc > 1 ? argv[1] : "rxe0";
 	const char *part = argc > 3 && *argv[3] ? argv[3] : NULL;
-	int i;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3) {
@@ -668,21 +637,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	gid_index = atoi(argv[2]);
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			break;
-	if (!list || !list[i])
-		die("no such device");
-	ctx = ibv_open_device(list[i]);
-	if (!ctx)
-		die("open_device");
+	ctx = open_device(name);
 	if (ibv_query_device(ctx, &da))
-		die("query_device");
+		fatal("query_device");
 	if (ibv_query_gid(ctx, 1, gid_index, &my_gid))
-		die("query_gid");
+		fatal("query_gid");
 	pd = ibv_alloc_pd(ctx);
 	if (!pd)
-		die("alloc_pd");
+		fatal("alloc_pd");
 	if (part && !strcmp(part, "hold"))
 		hold();
 	printf("     max_ah %d max_mcast_grp %d max_mcast_qp_attach %d max_qp_wr %d max_sge %d\n",
@@ -707,7 +669,6 @@ int main(int argc, char **argv)
 	}
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
-	ibv_free_device_list(list);
 	printf("%s\n", failures ? "failed" : "ok");
 	return failures ? 1 : 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The verbs setup that the two-guest scenario programs (rxe_local_ops.c,
- * rxe_rc_retry.c) share: the device opened by name, the QP numbers and GID
+ * The verbs setup that the scenario programs (rxe_local_ops.c and
+ * rxe_rc_retry.c between the guests, rxe_limits.c on one device looped back
+ * to itself) share: the device opened by name, the QP numbers and GID
  * exchanged over TCP, an RC QP taken to INIT and then to RTR and RTS
  * towards the peer's QP, a completion awaited with a time bound. Static
  * inline, so that a program using part of it builds with -Wall -Werror.
