@@ -62,6 +62,25 @@ wait_gid() {
 	done
 }
 
+# rxe0_add: ib_uverbs and this guest's rdma_rxe loaded (the set's: the C
+# and the Rust module have the same name), rxe0 on eth0 added unless it is
+# there (link_add made it). A module that does not load is left to what
+# follows; the status is rdma link add's.
+rxe0_add() {
+	modprobe ib_uverbs
+	modprobe rdma_rxe
+	[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
+}
+
+# rxe0_gid_index: rxe0_add, then the index of rxe0's RoCE v2 GID for $MYIP
+# once the RDMA core has added it, on stdout (idx=$(rxe0_gid_index) || exit 1);
+# the reason it failed on stderr.
+rxe0_gid_index() {
+	rxe0_add || { echo "no rxe0" >&2; return 1; }
+	wait_gid rxe0 "$MYIP" >&2 || return 1
+	gid_index_v4 rxe0 "$MYIP" || { echo "no RoCE v2 GID" >&2; return 1; }
+}
+
 # tcp_listening PORT: a socket listens on TCP PORT (IPv4 or IPv6).
 tcp_listening() {
 	grep -Eqs "^ *[0-9]+: [0-9A-F]+:$(printf %04X "$1") [0-9A-F]+:[0-9A-F]{4} 0A " \

@@ -18,11 +18,7 @@
 # scenario's timeout; RRXE_INJECT_SEED replays a run. tests/run builds the
 # target on the host; a run started by hand without that builds it here.
 # timeout: 720
-modprobe ib_uverbs
-modprobe rdma_rxe
-[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
-wait_gid rxe0 "$MYIP" || exit 1
-idx=$(gid_index_v4 rxe0 "$MYIP") || { echo "no RoCE v2 GID"; exit 1; }
+idx=$(rxe0_gid_index) || exit 1
 if [ "${RRXE_LONG:-}" = 1 ]; then
 	PACKETS=${RRXE_INJECT_PACKETS:-150000}
 	SECONDS_MAX=${RRXE_INJECT_SECONDS:-480}

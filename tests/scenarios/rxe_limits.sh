@@ -6,11 +6,7 @@
 # holds no more objects than before. The same results are expected from the
 # C driver (set c). rxe_cq_overflow runs the program's transport part.
 # timeout: 180
-modprobe ib_uverbs
-modprobe rdma_rxe
-[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
-wait_gid rxe0 "$MYIP" || exit 1
-idx=$(gid_index_v4 rxe0 "$MYIP") || { echo "no RoCE v2 GID"; exit 1; }
+idx=$(rxe0_gid_index) || exit 1
 gcc -O1 -Wall -o ./rxe_limits "$RRXE_REPO/tests/scenarios/rxe_limits.c" -libverbs ||
 	{ echo "cannot build the check"; exit 4; }
 before=$(rdma resource show rxe0)

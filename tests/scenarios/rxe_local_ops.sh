@@ -4,11 +4,7 @@
 # through the windows, a remote access error after the invalidation and for
 # a FLUSH of a region registered without IBV_ACCESS_FLUSH_GLOBAL.
 # timeout: 150
-modprobe ib_uverbs
-modprobe rdma_rxe
-[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
-wait_gid rxe0 "$MYIP" || exit 1
-idx=$(gid_index_v4 rxe0 "$MYIP") || { echo "no RoCE v2 GID"; exit 1; }
+idx=$(rxe0_gid_index) || exit 1
 # tests/run builds the program on the host; a run started by hand without
 # that builds it here (slow under KASAN).
 src=$RRXE_REPO/tests/scenarios/rxe_local_ops.c

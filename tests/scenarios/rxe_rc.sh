@@ -8,11 +8,7 @@
 # counters must move. About 30 s on the bench kernel, 100 s on the test
 # kernel (KASAN).
 # timeout: 240
-modprobe ib_uverbs
-modprobe rdma_rxe
-[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
-wait_gid rxe0 "$MYIP" || exit 1
-idx=$(gid_index_v4 rxe0 "$MYIP") || { echo "no RoCE v2 GID"; exit 1; }
+idx=$(rxe0_gid_index) || exit 1
 
 # stat NAME: the rdma statistic counter NAME of rxe0/1.
 stat() {

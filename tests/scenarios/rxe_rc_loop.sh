@@ -7,11 +7,7 @@
 # stall in Documentation/reliability.rst; on the test kernel a loop takes
 # about 20 s.
 # timeout: 1500
-modprobe ib_uverbs
-modprobe rdma_rxe
-[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
-wait_gid rxe0 "$MYIP" || exit 1
-idx=$(gid_index_v4 rxe0 "$MYIP") || { echo "no RoCE v2 GID"; exit 1; }
+idx=$(rxe0_gid_index) || exit 1
 rc=0
 N=${RXE_LOOP:-40}
 for n in $(seq 1 $N); do

@@ -6,11 +6,7 @@
 # alternates. The pingpongs' TCP exchange crosses the same link (TCP
 # recovers). About 40 s on the bench kernel, 150 s on the test kernel.
 # timeout: 400
-modprobe ib_uverbs
-modprobe rdma_rxe
-[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
-wait_gid rxe0 "$MYIP" || exit 1
-idx=$(gid_index_v4 rxe0 "$MYIP") || { echo "no RoCE v2 GID"; exit 1; }
+idx=$(rxe0_gid_index) || exit 1
 
 rc=0
 n=0

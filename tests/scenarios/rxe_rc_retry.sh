@@ -5,11 +5,7 @@
 # the packets each guest sends dropped (netem), which only retransmission
 # recovers. About 20 s on the bench kernel, 75 s on the test kernel.
 # timeout: 200
-modprobe ib_uverbs
-modprobe rdma_rxe
-[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
-wait_gid rxe0 "$MYIP" || exit 1
-idx=$(gid_index_v4 rxe0 "$MYIP") || { echo "no RoCE v2 GID"; exit 1; }
+idx=$(rxe0_gid_index) || exit 1
 gcc -O1 -Wall -o ./rxe_rc_retry "$RRXE_REPO/tests/scenarios/rxe_rc_retry.c" -libverbs ||
 	{ echo "cannot build the check"; exit 4; }
 

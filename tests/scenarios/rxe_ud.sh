@@ -3,11 +3,7 @@
 # 1500-byte Ethernet). Run in the rust set (rust <-> rust) and mixed
 # (rust <-> C, both directions of every exchange).
 # timeout: 300
-modprobe ib_uverbs
-modprobe rdma_rxe
-[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
-wait_gid rxe0 "$MYIP" || exit 1
-idx=$(gid_index_v4 rxe0 "$MYIP") || { echo "no RoCE v2 GID"; exit 1; }
+idx=$(rxe0_gid_index) || exit 1
 args="-d rxe0 -g $idx -s 512 -n 50 -c"
 if [ "$ROLE" = a ]; then
 	timeout 150 ibv_ud_pingpong $args >server.out 2>&1 &

@@ -6,9 +6,7 @@
 # drops it. ibv_rc_pingpong and ibv_ud_pingpong (--chk) on the VLAN GID,
 # each guest once as server; then VLAN 100 is removed and its GID goes.
 # timeout: 300
-modprobe ib_uverbs
-modprobe rdma_rxe
-[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
+rxe0_add
 vip() { echo "198.51.100.${1##*.}"; }
 ip link add link eth0 name eth0.100 type vlan id 100 || exit 1
 ip addr add "$(vip "$MYIP")/24" dev eth0.100

@@ -11,12 +11,7 @@
 # tests/run builds the program on the host; a run started by hand without
 # that builds it here.
 # timeout: 900
-modprobe ib_uverbs
-modprobe rdma_rxe
-[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0 ||
-	{ echo "no rxe0"; exit 1; }
-wait_gid rxe0 "$MYIP" || exit 1
-idx=$(gid_index_v4 rxe0 "$MYIP") || { echo "no RoCE v2 GID"; exit 1; }
+idx=$(rxe0_gid_index) || exit 1
 secs=${VERBS_FUZZ_SECONDS:-$([ "${RRXE_LONG:-}" = 1 ] && echo 600 || echo 20)}
 
 src=$RRXE_REPO/tests/scenarios/verbs_fuzz.c

@@ -5,11 +5,7 @@
 # even by a section that crashed. tests/run builds the program on the host
 # (tests/verbs/build.sh); a run started by hand without that builds it here.
 # timeout: 900
-modprobe ib_uverbs
-modprobe rdma_rxe
-[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0 ||
-	{ echo "no rxe0"; exit 1; }
-wait_gid rxe0 "$MYIP" || exit 1
+rxe0_gid_index >/dev/null || exit 1
 
 src=$RRXE_REPO/tests/verbs/objects.c
 bin=${RRXE_CACHE:-/var/cache/rust-rxe}/verbs/$(echo "$RRXE_REPO" | sha256sum | cut -c1-8)/verbs_objects
