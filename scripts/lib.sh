@@ -17,6 +17,10 @@ RRXE_SRC_DIR=$RRXE_CACHE/src
 RRXE_LLVM=-19
 RRXE_JOBS=${RRXE_JOBS:-$(($(nproc) + 1))}
 
+# The directory of this checkout's test programs (tests/verbs, the scenarios'
+# C programs), built on the host and run by the guests from there.
+verbs_dir() { echo "$RRXE_CACHE/verbs/$(echo "$RRXE_REPO" | sha256sum | cut -c1-8)"; }
+
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 

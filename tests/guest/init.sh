@@ -46,6 +46,8 @@ set -x
 
 # Module set for this guest: the kernel's own modules, plus this project's in
 # updates/ (which depmod prefers) for the rust set.
+read -r uptime _ </proc/uptime
+echo "$EPOCHREALTIME init, uptime $uptime" >>"$OUT/timing.log"
 KREL=$(uname -r)
 cp -a "$MODINST/lib/modules/$KREL" /lib/modules/
 eval "MYSET=\$SET_$ROLE"
@@ -64,6 +66,7 @@ full) cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "$RUST_KO_DIR"/ib
 	"/lib/modules/$KREL/updates/" ;;
 esac
 depmod -a
+echo "$EPOCHREALTIME modules installed" >>"$OUT/timing.log"
 
 hostname "guest-$ROLE"
 ip link set lo up

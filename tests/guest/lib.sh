@@ -16,36 +16,50 @@ IP_A=$IP_a
 IP_B=$IP_b
 export SYNC OTHER PEERIP PEERSET MYIP MYSET IP_A IP_B KSFT_SKIP
 
+# nap SECONDS: sleep without a process (read with a timeout from a pipe
+# nobody writes to). Under TCG with KASAN a fork and exec of sleep takes
+# 0.5-2 s, which made each 0.2 s poll below 2 s long and busy.
+exec {NAP_FD}<> <(:)
+nap() { read -r -t "$1" -u "$NAP_FD" _ 2>/dev/null; return 0; }
+
 # notify NAME: tell the other guest that NAME happened (in this scenario).
 notify() { : >"$SYNC/$SCENARIO.$1.$ROLE"; }
 
-# await NAME [SECONDS]: wait until the other guest notified NAME.
+# await NAME [SECONDS]: wait until the other guest notified NAME (300 s
+# unless SECONDS says otherwise).
 await() {
-	local n=$(( ${2:-120} * 5 ))
+	local n=$(( ${2:-300} * 5 ))
 	while [ ! -e "$SYNC/$SCENARIO.$1.$OTHER" ]; do
 		n=$((n - 1))
 		[ $n -gt 0 ] || { echo "timed out waiting for the peer's '$1'"; return 1; }
 		# The host marks a guest dead when its QEMU exits.
 		[ ! -e "$SYNC/dead.$OTHER" ] || { echo "the peer guest is gone"; return 1; }
-		sleep 0.2
+		nap 0.2
 	done
 }
 
 # barrier NAME [SECONDS]: both guests reach NAME before either goes on.
 barrier() { notify "$1"; await "$1" "${2:-}"; }
 
-# The GID index of this device's IPv4-mapped RoCE v2 GID for address $2.
-# One grep reads the 1024-entry table (a cat per entry takes seconds under
-# TCG); only the entries holding the address have their type read, in the
-# table's order, up to the first RoCE v2 one.
+# The GID index of this device's IPv4-mapped RoCE v2 GID for address $2:
+# the table's entries in index order, read with the shell's own read (a
+# process per entry, or one grep over the 1024 files, takes 8 s under TCG
+# with KASAN), up to the first RoCE v2 entry holding the address. The RDMA
+# core fills the table from index 0, so that is one of the first few; only
+# an address not (yet) in the table costs a pass over all of it.
 gid_index_v4() {
-	local d=/sys/class/infiniband/$1/ports/1 ip=$2 hex f t
-	hex=$(printf '%02x%02x:%02x%02x' ${ip//./ })
-	for f in $(grep -lx "0000:0000:0000:0000:0000:ffff:$hex" "$d"/gids/* 2>/dev/null); do
+	local d=/sys/class/infiniband/$1/ports/1 ip=$2 want i g t
+	[ -d "$d/gids" ] || return 1
+	local entries=("$d"/gids/*)
+	printf -v want '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${ip//./ }
+	for ((i = 0; i < ${#entries[@]}; i++)); do
+		g=
+		read -r g 2>/dev/null <"$d/gids/$i"
+		[ "$g" = "$want" ] || continue
 		t=
-		read -r t 2>/dev/null <"$d/gid_attrs/types/${f##*/}"
+		read -r t 2>/dev/null <"$d/gid_attrs/types/$i"
 		if [ "$t" = "RoCE v2" ]; then
-			echo "${f##*/}"
+			echo "$i"
 			return 0
 		fi
 	done
@@ -58,7 +72,7 @@ wait_gid() {
 	until gid_index_v4 "$1" "$2" >/dev/null; do
 		n=$((n - 1))
 		[ $n -gt 0 ] || { echo "no RoCE v2 GID for $2 on $1"; return 1; }
-		sleep 0.2
+		nap 0.2
 	done
 }
 
@@ -79,6 +93,22 @@ rxe0_gid_index() {
 	rxe0_add || { echo "no rxe0" >&2; return 1; }
 	wait_gid rxe0 "$MYIP" >&2 || return 1
 	gid_index_v4 rxe0 "$MYIP" || { echo "no RoCE v2 GID" >&2; return 1; }
+}
+
+# scenario_program NAME: the path of the program of tests/scenarios/NAME.c.
+# tests/run builds each one on the host into $RRXE_VERBS_DIR (config.sh), and
+# the guests run that; one missing or older than its source (a run started by
+# hand) is built here, in the scenario's directory: gcc under TCG with KASAN
+# takes 40-60 s. Status 4 (skip) if that fails too.
+scenario_program() {
+	local src=$RRXE_REPO/tests/scenarios/$1.c bin=${RRXE_VERBS_DIR:-/nonexistent}/$1
+	if [ ! -x "$bin" ] || [ "$bin" -ot "$src" ]; then
+		echo "$bin missing or older than $src: building it in the guest" >&2
+		bin=$PWD/$1
+		gcc -O2 -Wall -Wextra -Werror -o "$bin" "$src" -libverbs -lpthread >&2 ||
+			{ echo "cannot build $src" >&2; return "$KSFT_SKIP"; }
+	fi
+	echo "$bin"
 }
 
 # tcp_listening PORT: a socket listens on TCP PORT (IPv4 or IPv6).
@@ -102,7 +132,7 @@ tcp_exchange() {
 		timeout "$secs" "$@" >out 2>&1 &
 		pid=$!
 		while ! tcp_listening "$port" && kill -0 $pid 2>/dev/null && [ $i -lt 150 ]; do
-			sleep 0.2
+			nap 0.2
 			i=$((i + 1))
 		done
 		notify "ready.$tag"
@@ -119,46 +149,83 @@ tcp_exchange() {
 # Kernel log lines that fail a scenario whatever it printed.
 SPLAT_RE='WARNING:|BUG:|UBSAN:|Oops|kernel BUG|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|bad unlock balance|held lock freed|lock held when returning to user space|trying to register non-static key|DEBUG_LOCKS_WARN_ON|suspicious RCU usage|refcount_t:|list_add corruption|list_del corruption|ODEBUG:|unreferenced object|Kernel panic|blocked for more than|rcu: INFO|self-detected stall|scheduling while atomic|sleeping function called from invalid context|Call Trace:|enqueued on deprecated workqueue'
 
+# stamp WHAT...: one line of $OUT/timing.log (seconds since the epoch), where
+# the guest's time goes.
+stamp() { echo "$EPOCHREALTIME $*" >>"$OUT/timing.log"; }
+
+# scenario_limit FILE: the scenario's own bound from its "# timeout: SECONDS"
+# line, else $SCENARIO_TIMEOUT. The harness below runs a few processes per
+# scenario only: under TCG with KASAN each fork and exec takes 0.5-2 s.
+scenario_limit() {
+	local line
+	while IFS= read -r line; do
+		[[ $line =~ ^#\ timeout:\ *([0-9]+)$ ]] && { echo "${BASH_REMATCH[1]}"; return; }
+	done <"$1"
+	echo "${SCENARIO_TIMEOUT:-300}"
+}
+
+# first_splat FILE: the first line of FILE that matches $SPLAT_RE; status 1
+# when none does.
+first_splat() {
+	local line
+	while IFS= read -r line; do
+		[[ $line =~ $SPLAT_RE ]] && { echo "$line"; return 0; }
+	done <"$1"
+	return 1
+}
+
+# last_line FILE: its last line (the reason a scenario gives for its status).
+last_line() {
+	local line last=
+	while IFS= read -r line || [ -n "$line" ]; do last=$line; done <"$1"
+	echo "$last"
+}
+
 # run_scenarios: each scenario of $SCENARIOS with its time bound; writes
 # <name>.status ("PASS|FAIL|SKIP reason"), <name>.log and <name>.dmesg.
+# With RRXE_TRACE=1 a scenario runs under set -x with timestamps, into
+# <name>.trace.
 run_scenarios() {
-	local s rc status reason limit
-	dmesg >"$OUT/boot.dmesg"
-	dmesg -C
+	local s rc status reason limit splat trace=
+	[ "${RRXE_TRACE:-}" != 1 ] ||
+		trace='exec {tfd}>"$3"; BASH_XTRACEFD=$tfd; PS4='"'"'+ $EPOCHREALTIME '"'"'; set -x; '
+	dmesg -c >"$OUT/boot.dmesg"
 	for s in $SCENARIOS; do
 		SCENARIO=$s
 		export SCENARIO
+		stamp "$s" begin
 		barrier start 600 >/dev/null 2>&1
+		stamp "$s" started
 		mkdir -p "/tmp/scenario/$s"
-		# A scenario may ask for its own bound with a "# timeout: SECONDS" line.
-		limit=$(sed -n 's/^# timeout: *\([0-9]*\)$/\1/p' "$RRXE_REPO/tests/scenarios/$s.sh")
-		limit=${limit:-${SCENARIO_TIMEOUT:-300}}
+		limit=$(scenario_limit "$RRXE_REPO/tests/scenarios/$s.sh")
 		timeout -k 10 "$limit" bash -c \
-			'. "$RRXE_REPO/tests/guest/lib.sh"; cd "$2" && . "$1"' _ \
-			"$RRXE_REPO/tests/scenarios/$s.sh" "/tmp/scenario/$s" \
+			'. "$RRXE_REPO/tests/guest/lib.sh"; cd "$2" || exit 1; '"$trace"'. "$1"' _ \
+			"$RRXE_REPO/tests/scenarios/$s.sh" "/tmp/scenario/$s" "$OUT/$s.trace" \
 			>"$OUT/$s.log" 2>&1 </dev/null
 		rc=$?
+		stamp "$s" ran
 		# Leftover servers of this scenario must not leak into the next one.
 		pkill -9 -f 'rping|ib_send_|ib_write_|ib_read_|ib_atomic_|cmtime|ucmatose|udaddy|mckey|rstream|riostream|rdma_server|rdma_client' 2>/dev/null
 		case $rc in
 		0) status=PASS reason= ;;
-		"$KSFT_SKIP") status=SKIP reason=$(tail -n1 "$OUT/$s.log") ;;
+		"$KSFT_SKIP") status=SKIP reason=$(last_line "$OUT/$s.log") ;;
 		124|137) status=FAIL reason="timed out after ${limit}s" ;;
-		*) status=FAIL reason="exit status $rc: $(tail -n1 "$OUT/$s.log")" ;;
+		*) status=FAIL reason="exit status $rc: $(last_line "$OUT/$s.log")" ;;
 		esac
-		sleep 1
-		dmesg >"$OUT/$s.dmesg"
-		dmesg -C
-		if grep -E -q "$SPLAT_RE" "$OUT/$s.dmesg"; then
+		# Late kernel messages (deferred work) belong to this scenario.
+		nap 1
+		dmesg -c >"$OUT/$s.dmesg"
+		if splat=$(first_splat "$OUT/$s.dmesg"); then
 			status=FAIL
-			reason="kernel report in dmesg: $(grep -E -m1 "$SPLAT_RE" "$OUT/$s.dmesg")"
+			reason="kernel report in dmesg: $splat"
 		fi
 		echo "$status $reason" >"$OUT/$s.status"
+		stamp "$s" status
 		barrier end 600 >/dev/null 2>&1
 	done
 	# Leak check over the whole run (kmemleak needs two scans to settle).
 	if [ -w /sys/kernel/debug/kmemleak ]; then
-		echo scan >/sys/kernel/debug/kmemleak; sleep 1
+		echo scan >/sys/kernel/debug/kmemleak; nap 1
 		echo scan >/sys/kernel/debug/kmemleak
 		cat /sys/kernel/debug/kmemleak >"$OUT/kmemleak.txt"
 	fi

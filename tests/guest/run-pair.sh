@@ -36,6 +36,7 @@ export RRXE_REPO='$RRXE_REPO'
 export MODINST='$KB/modinst'
 export KSRC='$(kernel_src)'
 export RUST_KO_DIR='$MODDIR'
+export RRXE_VERBS_DIR='$(verbs_dir)'
 export SET_a=$SET_A SET_b=$SET_B
 export IP_a=192.0.2.1 IP_b=192.0.2.2
 export SCENARIOS='$SCENARIOS'

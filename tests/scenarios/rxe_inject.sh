@@ -48,13 +48,7 @@ udp_in() { # UDP (IPv4 and IPv6) InDatagrams
 ll() { [ "$1" = a ] && echo fe80::5054:ff:fe00:201 || echo fe80::5054:ff:fe00:202; }
 
 if [ "$ROLE" = a ]; then
-	src=$RRXE_REPO/tests/scenarios/rxe_inject.c
-	bin=${RRXE_CACHE:-/var/cache/rust-rxe}/verbs/$(echo "$RRXE_REPO" | sha256sum | cut -c1-8)/rxe_inject
-	if [ ! -x "$bin" ] || [ "$bin" -ot "$src" ]; then
-		echo "$bin missing or older than $src: building it in the guest"
-		bin=$PWD/rxe_inject
-		gcc -O1 -Wall -o "$bin" "$src" -libverbs || { echo "cannot build the target"; exit 4; }
-	fi
+	bin=$(scenario_program rxe_inject) || exit
 	counters >before.txt
 	rm -f "$INFO" "$INFO.stop"
 	"$bin" rxe0 "$idx" "$PEERIP" "$INFO" >target.out 2>&1 &

@@ -71,7 +71,7 @@ settled() { # after each step: no device, no module reference
 	wait_for 10 test "$(refcnt)" = 0 || fail "rdma_rxe refcnt $(refcnt) with no device"
 }
 holder_start() { # DEV GID_INDEX: one of every object
-	./rxe_limits "$1" "$2" hold >hold.out 2>&1 &
+	"$limits" "$1" "$2" hold >hold.out 2>&1 &
 	holder=$!
 	wait_for 30 grep -q holding hold.out || { cat hold.out; fail "holder did not start"; }
 }
@@ -88,8 +88,7 @@ slab_kb() { awk '/^SUnreclaim:/ { print $2 }' /proc/meminfo; }
 
 modprobe ib_uverbs
 modprobe rdma_rxe
-gcc -O1 -Wall -o ./rxe_limits "$RRXE_REPO/tests/scenarios/rxe_limits.c" -libverbs ||
-	{ echo "cannot build the holder"; exit 4; }
+limits=$(scenario_program rxe_limits) || exit
 [ ! -e /sys/class/infiniband/rxe0 ] || del rxe0
 # One cycle first: what is allocated once (caches, workqueues) is not a leak.
 add rxe0 eth0

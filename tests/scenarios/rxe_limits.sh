@@ -7,12 +7,11 @@
 # C driver (set c). rxe_cq_overflow runs the program's transport part.
 # timeout: 180
 idx=$(rxe0_gid_index) || exit 1
-gcc -O1 -Wall -o ./rxe_limits "$RRXE_REPO/tests/scenarios/rxe_limits.c" -libverbs ||
-	{ echo "cannot build the check"; exit 4; }
+bin=$(scenario_program rxe_limits) || exit
 before=$(rdma resource show rxe0)
 echo "before: $before"
 start=$(date +%s)
-./rxe_limits rxe0 "$idx" "${LIMITS_PART:-objects}" 2>&1 | tee limits.out
+"$bin" rxe0 "$idx" "${LIMITS_PART:-objects}" 2>&1 | tee limits.out
 rc=${PIPESTATUS[0]}
 echo "took $(($(date +%s) - start)) s"
 # The process is gone: the RDMA core destroyed what it left.

@@ -7,13 +7,7 @@
 idx=$(rxe0_gid_index) || exit 1
 # tests/run builds the program on the host; a run started by hand without
 # that builds it here (slow under KASAN).
-src=$RRXE_REPO/tests/scenarios/rxe_local_ops.c
-bin=${RRXE_CACHE:-/var/cache/rust-rxe}/verbs/$(echo "$RRXE_REPO" | sha256sum | cut -c1-8)/rxe_local_ops
-if [ ! -x "$bin" ] || [ "$bin" -ot "$src" ]; then
-	echo "$bin missing or older than $src: building it in the guest"
-	bin=$PWD/rxe_local_ops
-	gcc -O2 -Wall -Wextra -Werror -o "$bin" "$src" -libverbs || { echo "build failed"; exit 1; }
-fi
+bin=$(scenario_program rxe_local_ops) || exit 1
 
 rc=0
 for server in a b; do

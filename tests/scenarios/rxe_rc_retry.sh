@@ -6,15 +6,14 @@
 # recovers. About 20 s on the bench kernel, 75 s on the test kernel.
 # timeout: 200
 idx=$(rxe0_gid_index) || exit 1
-gcc -O1 -Wall -o ./rxe_rc_retry "$RRXE_REPO/tests/scenarios/rxe_rc_retry.c" -libverbs ||
-	{ echo "cannot build the check"; exit 4; }
+bin=$(scenario_program rxe_rc_retry) || exit
 
 rc=0
 for server in a b; do
 	if [ "$ROLE" = "$server" ]; then
-		timeout 60 ./rxe_rc_retry rxe0 "$idx" server "$PEERIP" || rc=1
+		timeout 60 "$bin" rxe0 "$idx" server "$PEERIP" || rc=1
 	else
-		timeout 60 ./rxe_rc_retry rxe0 "$idx" client "$PEERIP" || rc=1
+		timeout 60 "$bin" rxe0 "$idx" client "$PEERIP" || rc=1
 	fi
 	barrier "retry.$server" 90 || rc=1
 done

@@ -14,13 +14,7 @@
 idx=$(rxe0_gid_index) || exit 1
 secs=${VERBS_FUZZ_SECONDS:-$([ "${RRXE_LONG:-}" = 1 ] && echo 600 || echo 20)}
 
-src=$RRXE_REPO/tests/scenarios/verbs_fuzz.c
-bin=${RRXE_CACHE:-/var/cache/rust-rxe}/verbs/$(echo "$RRXE_REPO" | sha256sum | cut -c1-8)/verbs_fuzz
-if [ ! -x "$bin" ] || [ "$bin" -ot "$src" ]; then
-	echo "$bin missing or older than $src: building it in the guest"
-	bin=$PWD/verbs_fuzz
-	gcc -O2 -Wall -Wextra -Werror -o "$bin" "$src" -libverbs -lpthread || { echo "build failed"; exit 1; }
-fi
+bin=$(scenario_program verbs_fuzz) || exit 1
 
 counts() { rdma resource show | grep ' rxe0: '; }
 rc=0

@@ -8,7 +8,7 @@
 rxe0_gid_index >/dev/null || exit 1
 
 src=$RRXE_REPO/tests/verbs/objects.c
-bin=${RRXE_CACHE:-/var/cache/rust-rxe}/verbs/$(echo "$RRXE_REPO" | sha256sum | cut -c1-8)/verbs_objects
+bin=${RRXE_VERBS_DIR:-/nonexistent}/verbs_objects
 if [ ! -x "$bin" ] || [ "$bin" -ot "$src" ]; then
 	echo "$bin missing or older than $src: building it in the guest"
 	bin=$PWD/verbs_objects

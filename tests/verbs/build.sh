@@ -8,7 +8,7 @@
 
 . "$(dirname "$0")/../../scripts/lib.sh"
 
-out=$RRXE_CACHE/verbs/$(echo "$RRXE_REPO" | sha256sum | cut -c1-8)
+out=$(verbs_dir)
 mkdir -p "$out"
 gcc -O2 -g -Wall -Wextra -Werror -o "$out/verbs_objects.tmp" \
 	"$RRXE_REPO/tests/verbs/objects.c" -libverbs ||
