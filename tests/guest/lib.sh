@@ -81,8 +81,9 @@ wait_gid() {
 # there (link_add made it). A module that does not load is left to what
 # follows; the status is rdma link add's.
 rxe0_add() {
-	modprobe ib_uverbs
-	modprobe rdma_rxe
+	# modprobe only for a module not loaded yet (each exec costs seconds).
+	[ -d /sys/module/ib_uverbs ] || modprobe ib_uverbs
+	[ -d /sys/module/rdma_rxe ] || modprobe rdma_rxe
 	[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev eth0
 }
 
