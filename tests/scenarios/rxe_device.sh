@@ -32,7 +32,7 @@ expect_refused() {
 	echo "$out" | grep -q "$want" || fail "expected '$want' for rdma link add $*"
 	[ "$(ibdevs)" = "$before" ] || fail "devices changed: '$before' -> '$(ibdevs)'"
 }
-port_attr() { ibv_devinfo -d "$1" -v | sed -n "s/^[[:space:]]*$2:[[:space:]]*//p" | head -1; }
+port_attr() { ibv_devinfo -d "$1" | sed -n "s/^[[:space:]]*$2:[[:space:]]*//p" | head -1; }
 wait_state() { # DEV STATE
 	local n=100
 	until grep -q "$2" "/sys/class/infiniband/$1/ports/1/state"; do
