@@ -191,6 +191,23 @@ last_line() {
 	echo "$last"
 }
 
+# kill_leftovers: SIGKILL to every process whose command line names one of
+# the test programs that scenarios start as servers (pkill -f without its
+# exec: seconds under TCG).
+kill_leftovers() {
+	local re='rping|ib_send_|ib_write_|ib_read_|ib_atomic_|cmtime|ucmatose|udaddy|mckey|rstream|riostream|rdma_server|rdma_client'
+	local f pid argv
+	for f in /proc/[0-9]*/cmdline; do
+		pid=${f#/proc/}
+		pid=${pid%/cmdline}
+		[ "$pid" != $$ ] && [ "$pid" != "$BASHPID" ] || continue
+		argv=()
+		mapfile -d '' -t argv <"$f" 2>/dev/null || continue
+		[[ ${argv[*]} =~ $re ]] && kill -9 "$pid" 2>/dev/null
+	done
+	return 0
+}
+
 # run_scenarios: each scenario of $SCENARIOS with its time bound; writes
 # <name>.status ("PASS|FAIL|SKIP reason"), <name>.log and <name>.dmesg.
 # With RRXE_TRACE=1 a scenario runs under set -x with timestamps, into
@@ -215,7 +232,7 @@ run_scenarios() {
 		rc=$?
 		stamp "$s" ran
 		# Leftover servers of this scenario must not leak into the next one.
-		pkill -9 -f 'rping|ib_send_|ib_write_|ib_read_|ib_atomic_|cmtime|ucmatose|udaddy|mckey|rstream|riostream|rdma_server|rdma_client' 2>/dev/null
+		kill_leftovers
 		case $rc in
 		0) status=PASS reason= ;;
 		"$KSFT_SKIP") status=SKIP reason=$(last_line "$OUT/$s.log") ;;
