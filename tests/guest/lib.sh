@@ -25,10 +25,15 @@ nap() { read -r -t "$1" -u "$NAP_FD" _ 2>/dev/null; return 0; }
 # notify NAME: tell the other guest that NAME happened (in this scenario).
 notify() { : >"$SYNC/$SCENARIO.$1.$ROLE"; }
 
-# await NAME [SECONDS]: wait until the other guest notified NAME (300 s
-# unless SECONDS says otherwise).
+# await NAME [SECONDS]: wait until the other guest notified NAME, at most
+# SECONDS but never less than 300 s. The bound only catches a peer that
+# never comes: under TCG the guests' pace differs by a minute or more (a
+# poll used to cost 1-2 s, which stretched the old bounds, 60 s and up,
+# several times; with nap they would be exact and too tight).
 await() {
-	local n=$(( ${2:-300} * 5 ))
+	local secs=${2:-300}
+	[ "$secs" -ge 300 ] || secs=300
+	local n=$((secs * 5))
 	while [ ! -e "$SYNC/$SCENARIO.$1.$OTHER" ]; do
 		n=$((n - 1))
 		[ $n -gt 0 ] || { echo "timed out waiting for the peer's '$1'"; return 1; }
