@@ -136,7 +136,7 @@ tcp_listening() {
 # program whose server listens on TCP PORT (the verbs pingpongs): guest SERVER
 # (a|b) runs CMD, the other guest runs CMD PEER once the server listens (a
 # server under KASAN takes more than a second to open the device and create
-# its QPs), each under timeout SECONDS, output in ./out. A side that fails
+# its QPs; up to 120 s, or until it exits), each under timeout SECONDS, output in ./out. A side that fails
 # prints "FAIL TAG (server|client)"; the status is 1 when this guest's side
 # failed or the peer did not get ready or done in time.
 tcp_exchange() {
@@ -146,7 +146,7 @@ tcp_exchange() {
 	if [ "$ROLE" = "$server" ]; then
 		timeout "$secs" "$@" >out 2>&1 &
 		pid=$!
-		while ! tcp_listening "$port" && kill -0 $pid 2>/dev/null && [ $i -lt 150 ]; do
+		while ! tcp_listening "$port" && kill -0 $pid 2>/dev/null && [ $i -lt 600 ]; do
 			nap 0.2
 			i=$((i + 1))
 		done
