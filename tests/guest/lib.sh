@@ -136,9 +136,10 @@ tcp_listening() {
 # program whose server listens on TCP PORT (the verbs pingpongs): guest SERVER
 # (a|b) runs CMD, the other guest runs CMD PEER once the server listens (a
 # server under KASAN takes more than a second to open the device and create
-# its QPs; up to 120 s, or until it exits), each under timeout SECONDS, output in ./out. A side that fails
-# prints "FAIL TAG (server|client)"; the status is 1 when this guest's side
-# failed or the peer did not get ready or done in time.
+# its QPs; up to 120 s, or until it exits), each under timeout SECONDS,
+# output in ./out. A side that fails prints "FAIL TAG (server|client)"; the
+# status is 1 when this guest's side failed or the peer did not get ready or
+# done in time.
 tcp_exchange() {
 	local server=$1 tag=$2 port=$3 secs=$4 peer=$5 pid i=0 rc=0
 	shift 5
