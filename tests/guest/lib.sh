@@ -239,6 +239,7 @@ run_scenarios() {
 		stamp "$s" ran
 		# Leftover servers of this scenario must not leak into the next one.
 		kill_leftovers
+		stamp "$s" killed
 		case $rc in
 		0) status=PASS reason= ;;
 		"$KSFT_SKIP") status=SKIP reason=$(last_line "$OUT/$s.log") ;;
@@ -248,6 +249,7 @@ run_scenarios() {
 		# Late kernel messages (deferred work) belong to this scenario.
 		nap 1
 		dmesg -c >"$OUT/$s.dmesg"
+		stamp "$s" dmesg
 		if splat=$(first_splat "$OUT/$s.dmesg"); then
 			status=FAIL
 			reason="kernel report in dmesg: $splat"
