@@ -20,7 +20,9 @@ export SYNC OTHER PEERIP PEERSET MYIP MYSET IP_A IP_B KSFT_SKIP
 # nobody writes to). Under TCG with KASAN a fork and exec of sleep takes
 # 0.5-2 s, which made each 0.2 s poll below 2 s long and busy.
 exec {NAP_FD}<> <(:)
-nap() { read -r -t "$1" -u "$NAP_FD" _ 2>/dev/null; return 0; }
+# The read times out with status 142: "|| :" keeps a scenario under set -e
+# alive.
+nap() { read -r -t "$1" -u "$NAP_FD" _ 2>/dev/null || :; }
 
 # notify NAME: tell the other guest that NAME happened (in this scenario).
 notify() { : >"$SYNC/$SCENARIO.$1.$ROLE"; }
@@ -58,11 +60,10 @@ gid_index_v4() {
 	local entries=("$d"/gids/*)
 	printf -v want '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${ip//./ }
 	for ((i = 0; i < ${#entries[@]}; i++)); do
-		g=
-		read -r g 2>/dev/null <"$d/gids/$i"
+		# An empty entry fails to read; "|| g=" for callers under set -e.
+		read -r g 2>/dev/null <"$d/gids/$i" || g=
 		[ "$g" = "$want" ] || continue
-		t=
-		read -r t 2>/dev/null <"$d/gid_attrs/types/$i"
+		read -r t 2>/dev/null <"$d/gid_attrs/types/$i" || t=
 		if [ "$t" = "RoCE v2" ]; then
 			echo "$i"
 			return 0
