@@ -589,9 +589,7 @@ fn walk<E: CompEnv>(
                 Ok(()) => CompState::CompAck,
             },
             CompState::WriteSend => match (&pkt, &wqe) {
-                (Some(p), Some(w)) if w.state == WqeState::Pending && w.last_psn == p.psn => {
-                    CompState::CompAck
-                }
+                (Some(p), Some(w)) if acks_whole_wqe(w, p) => CompState::CompAck,
                 _ => CompState::UpdateComp,
             },
             CompState::CompAck => {
@@ -681,6 +679,19 @@ fn walk<E: CompEnv>(
             }
         };
     }
+}
+
+/// Whether the positive ACK `p` of a write or send acknowledges the whole
+/// of the head WQE `w`: it is the ACK of its last PSN, and `w` was sent
+/// whole (pending), or is being sent again (processing: a retransmission;
+/// the ACK says the responder has every packet of it). The C driver
+/// completes a pending WQE only; an ACK of the last PSN taken while the
+/// requester is inside the WQE's retransmission moves `comp.psn` past the
+/// WQE without completing it, and once the requester's PSN is there too
+/// nothing is unanswered: no retry, no timer, and a WQE that no response
+/// will ever complete (a pingpong under loss stalls, both sides idle).
+pub(crate) fn acks_whole_wqe(w: &HeadWqe, p: &Resp) -> bool {
+    matches!(w.state, WqeState::Pending | WqeState::Processing) && w.last_psn == p.psn
 }
 
 /// Completes the head WQE; a fenced requester may go on.

@@ -231,6 +231,35 @@ fn coalesced_ack_completes_earlier_wqes() {
 }
 
 #[test]
+fn ack_of_the_last_psn_during_a_retransmission_completes() {
+    // A 3-packet send, sent whole; the timer fired and the requester
+    // resent its first two packets (the WQE is processing again) when the
+    // ACK of its last PSN arrives: the responder has all of it.
+    let mut b = Bench::new(0x53c);
+    b.sent(1, wr::SEND, 3, 0);
+    b.m.sq[0].head.state = WqeState::Processing;
+    b.m.req_psn = 0x53e;
+    b.resp(RC_ACKNOWLEDGE, 0x53e, ACK_UNLIMITED, 0);
+    b.drain();
+    assert_eq!(b.take(), [Ev::Complete(1, WcStatus::Success)]);
+    assert_eq!(b.comp.psn, 0x53f);
+    assert!(b.m.sq.is_empty());
+    // Left in the queue (as before), the WQE would wait for a response
+    // that never comes: comp.psn past it, and once the requester resent
+    // its last packet, nothing unanswered to retry or time.
+    let mut b = Bench::new(0x53c);
+    b.sent(1, wr::SEND, 3, 0);
+    b.m.sq[0].head.state = WqeState::Processing;
+    b.resp(RC_ACKNOWLEDGE, 0x53d, ACK_UNLIMITED, 0);
+    b.drain();
+    // An ACK of a middle PSN only moves the window (the last PSN is
+    // still unanswered: the timer runs on).
+    assert_eq!(b.take(), [Ev::Rearm]);
+    assert_eq!(b.comp.psn, 0x53e);
+    assert_eq!(b.m.sq.len(), 1);
+}
+
+#[test]
 fn ack_of_a_middle_packet_moves_the_window() {
     let mut b = Bench::new(0);
     b.sent(1, wr::RDMA_WRITE, 4, 0);
