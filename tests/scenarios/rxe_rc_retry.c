@@ -11,13 +11,25 @@
  *     nothing answers (timeout 12, retry_cnt 2): IB_WC_RETRY_EXC_ERR.
  * The QP numbers and GIDs go over TCP (port 18600).
  *
- * Usage: rxe_rc_retry DEV GID_INDEX server|client PEER_IP
+ * With "lossy" (port 18601), the loss check instead: a pingpong of
+ * LOSSY_ITERS 3000-byte SENDs each way over one RC QP as
+ * ibv_rc_pingpong -s 3000 -n 50 --chk -m 1024 sets it up (timeout 14,
+ * retry_cnt 7, rnr_retry 7), each message's data checked, while the script
+ * drops packets with netem. Unlike ibv_rc_pingpong, neither side destroys
+ * its QP before the other has all its completions (a byte each way over
+ * TCP at the end): the last message's ACK may be lost too, and only the
+ * peer's live QP, answering the retransmitted request, recovers that.
+ *
+ * Usage: rxe_rc_retry DEV GID_INDEX server|client PEER_IP [lossy]
  */
 #include "verbs_common.h"
 
 #define PORT 18600
 #define LEN 64
 #define NO_SUCH_QPN 0xfffe00
+#define LOSSY_PORT 18601
+#define LOSSY_LEN 3000
+#define LOSSY_ITERS 50
 
 struct info {
 	uint32_t qpn[3];
@@ -80,6 +92,142 @@ static int expect(struct ibv_cq *cq, enum ibv_wc_status want, const char *what)
 	return 0;
 }
 
+/* The byte `i` of the message of iteration `it` from the server or not. */
+static char lossy_byte(int i, int it, int server)
+{
+	return (char)(i * 13 + it * 7 + server * 101);
+}
+
+static void lossy_post_recv(struct ibv_qp *qp, char *p, struct ibv_mr *m)
+{
+	struct ibv_sge sge = { (uintptr_t)p, LOSSY_LEN, m->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	if (ibv_post_recv(qp, &wr, &bad))
+		die("post_recv: %s", strerror(errno));
+}
+
+static void lossy_post_send(struct ibv_qp *qp, char *p, struct ibv_mr *m)
+{
+	struct ibv_sge sge = { (uintptr_t)p, LOSSY_LEN, m->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 2, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	if (ibv_post_send(qp, &wr, &bad))
+		die("post_send: %s", strerror(errno));
+}
+
+/*
+ * Whether completion `wc` is a successful one of the kind `wr_id` (1:
+ * receive, 2: send), a receive's data that of iteration `it` from the
+ * peer; 0 if so.
+ */
+static int lossy_check(const struct ibv_wc *wc, int wr_id, int it, int server,
+		       const char *rx)
+{
+	int i;
+
+	if (wc->status != IBV_WC_SUCCESS || (int)wc->wr_id != wr_id) {
+		printf("FAIL lossy iteration %d: %s %s\n", it,
+		       wc->wr_id == 1 ? "receive" : "send",
+		       ibv_wc_status_str(wc->status));
+		return 1;
+	}
+	if (wr_id != 1)
+		return 0;
+	for (i = 0; i < LOSSY_LEN; i++)
+		if (rx[i] != lossy_byte(i, it, !server))
+			break;
+	if (wc->byte_len != LOSSY_LEN || i != LOSSY_LEN) {
+		printf("FAIL lossy iteration %d: %u bytes, byte %d wrong\n",
+		       it, wc->byte_len, i);
+		return 1;
+	}
+	return 0;
+}
+
+/* The pingpong under loss (see the top); 0 when every message arrived. */
+static int lossy(int server, const char *peer)
+{
+	static char tx[LOSSY_LEN], rx[LOSSY_LEN];
+	struct timespec t0, t1;
+	struct ibv_mr *tmr, *rmr;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct info mine = {}, theirs;
+	int s, it, i, fail = 0, sent = 0, scnt = 0, rcnt = 0;
+
+	tmr = ibv_reg_mr(pd, tx, sizeof(tx), 0);
+	rmr = ibv_reg_mr(pd, rx, sizeof(rx), IBV_ACCESS_LOCAL_WRITE);
+	cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	if (!tmr || !rmr || !cq)
+		die("lossy mr/cq: %s", strerror(errno));
+	qp = create_qp(cq);
+	mine.qpn[0] = qp->qp_num;
+	if (ibv_query_gid(ctx, 1, gidx, &mine.gid))
+		die("query_gid");
+	s = tcp_exchange(server, peer, LOSSY_PORT, &mine, &theirs, sizeof(mine));
+	connect_qp(qp, theirs.qpn[0], &theirs.gid, 1, 14, 7, 7);
+	/*
+	 * Each side's receive for a message is posted before the message the
+	 * peer answers it with is sent: no RNR NAK.
+	 */
+	lossy_post_recv(qp, rx, rmr);
+	sync_byte(s, 1);
+	sync_byte(s, 0);	/* both connected, receives posted */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/*
+	 * As ibv_rc_pingpong: the client sends ping k once ping k-1 completed
+	 * and pong k-1 arrived, the server pong k once ping k arrived and
+	 * pong k-1 completed. A send's completion may come after the peer's
+	 * next message (its ACK lost, the data not), so completions are taken
+	 * as they come.
+	 */
+	if (!server) {
+		for (i = 0; i < LOSSY_LEN; i++)
+			tx[i] = lossy_byte(i, 0, server);
+		lossy_post_send(qp, tx, tmr);
+		sent = 1;
+	}
+	while (!fail && (scnt < LOSSY_ITERS || rcnt < LOSSY_ITERS)) {
+		struct ibv_wc wc = poll_one(cq, 30, "lossy pingpong");
+
+		if (wc.wr_id == 1) {
+			fail = lossy_check(&wc, 1, rcnt, server, rx);
+			rcnt++;
+			lossy_post_recv(qp, rx, rmr);
+		} else {
+			fail = lossy_check(&wc, 2, scnt, server, rx);
+			scnt++;
+		}
+		if (fail || sent == LOSSY_ITERS || scnt != sent ||
+		    rcnt != sent + server)
+			continue;
+		for (i = 0; i < LOSSY_LEN; i++)
+			tx[i] = lossy_byte(i, sent, server);
+		lossy_post_send(qp, tx, tmr);
+		sent++;
+	}
+	it = scnt < rcnt ? scnt : rcnt;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* Each side's QP lives until the other has all its completions. */
+	sync_byte(s, 1);
+	sync_byte(s, 0);
+	close(s);
+	printf("lossy pingpong (%s): %d of %d iterations of %d bytes each way "
+	       "done, %ld ms\n", server ? "server" : "client", it,
+	       LOSSY_ITERS, LOSSY_LEN,
+	       (t1.tv_sec - t0.tv_sec) * 1000 +
+	       (t1.tv_nsec - t0.tv_nsec) / 1000000);
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+	ibv_dereg_mr(tmr);
+	ibv_dereg_mr(rmr);
+	return fail;
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_cq *cq[3];
@@ -87,12 +235,20 @@ int main(int argc, char **argv)
 	struct info mine = {}, theirs;
 	int server, s, i, fail = 0;
 
-	if (argc != 5)
-		die("usage: %s DEV GID_INDEX server|client PEER_IP", argv[0]);
+	if (argc != 5 && !(argc == 6 && !strcmp(argv[5], "lossy")))
+		die("usage: %s DEV GID_INDEX server|client PEER_IP [lossy]",
+		    argv[0]);
 	gidx = atoi(argv[2]);
 	server = !strcmp(argv[3], "server");
 	ctx = open_device(argv[1]);
 	pd = ibv_alloc_pd(ctx);
+	if (pd && argc == 6) {
+		fail = lossy(server, argv[4]);
+		ibv_dealloc_pd(pd);
+		ibv_close_device(ctx);
+		printf("%s\n", fail ? "FAIL" : "PASS");
+		return fail;
+	}
 	mr = pd ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) : NULL;
 	if (!mr)
 		die("pd/mr: %s", strerror(errno));
