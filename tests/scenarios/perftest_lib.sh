@@ -15,8 +15,7 @@
 perftest_listening() {
 	case " $1 " in
 	*" -R "*) rdma resource show cm_id 2>/dev/null | grep -Eq "LISTEN.*:$2( |$)" ;;
-	*) grep -Eqs "^ *[0-9]+: [0-9A-F]+:$(printf %04X "$2") [0-9A-F]+:[0-9A-F]{4} 0A " \
-		/proc/net/tcp /proc/net/tcp6 ;;
+	*) tcp_listening "$2" ;;
 	esac
 }
 
