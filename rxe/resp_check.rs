@@ -1267,10 +1267,19 @@ fn step<E: RespEnv>(
             Acknowledge
         }
         Complete => {
+            // Whether the QP was in error before the completion, not after:
+            // a consumer woken by the completion may move the QP to ERR at
+            // once (librdmacm's rdma_disconnect() does), and the request it
+            // saw completed must still be acknowledged, or the requester
+            // retransmits to a QP that drops everything, for ever with
+            // retry_cnt 7. C's do_complete() checks after, and has that
+            // window: its responder, like this one, runs in a workqueue
+            // the woken consumer can preempt or overtake.
+            let was_in_error = env.in_error();
             if env.complete(r.info.status).is_err() {
                 return ErrCqOverflow;
             }
-            if env.in_error() {
+            if was_in_error {
                 // Completed once; the rest is flushed at the next run.
                 Cleanup
             } else if t == QpType::Rc {

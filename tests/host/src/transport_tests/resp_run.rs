@@ -38,6 +38,11 @@ struct Mock {
     recv_len: u32,
     bad_rkeys: Vec<u32>,
     cq_full: bool,
+    /// The QP is in ERR.
+    err: bool,
+    /// The consumer moves the QP to ERR as soon as it sees a completion
+    /// (librdmacm's rdma_disconnect() after its last one).
+    err_on_complete: bool,
     ev: Vec<Ev>,
     atomic_val: u64,
 }
@@ -121,11 +126,12 @@ impl RespEnv for Mock {
             self.held_wqe = false;
             self.recv_wqes -= 1;
             self.ev.push(Ev::Complete(status));
+            self.err |= self.err_on_complete;
         }
         Ok(())
     }
     fn in_error(&self) -> bool {
-        false
+        self.err
     }
     fn send_ack(&mut self, ack: &Ack, msn: u32, orig: u64) {
         let _ = orig;
@@ -568,4 +574,37 @@ fn uc_drops_instead_of_naking() {
         b.drain(),
         [Ev::Recv, Ev::Complete(WcStatus::Success), Ev::Release]
     );
+}
+
+#[test]
+fn send_completed_then_qp_to_error_is_still_acked() {
+    // The consumer's reaction to the receive completion (moving the QP to
+    // ERR) must not eat the ACK of the request it saw complete: without
+    // it the requester retries for ever against a QP that drops all.
+    let mut b = Bench::new(Rc, 7);
+    b.m.recv_wqes = 1;
+    b.m.err_on_complete = true;
+    b.push(RC_SEND_ONLY, 7, 16);
+    assert_eq!(
+        b.drain(),
+        [
+            Ev::Recv,
+            Ev::Complete(WcStatus::Success),
+            Ev::Ack(RC_ACKNOWLEDGE, ACK_UNLIMITED, 7, 1),
+            Ev::Release
+        ]
+    );
+}
+
+#[test]
+fn send_completed_in_error_is_not_acked() {
+    // A QP already in ERR when the completion is posted (moved there by
+    // another thread mid-run) answers nothing, as C's do_complete().
+    let mut b = Bench::new(Rc, 7);
+    b.m.recv_wqes = 1;
+    b.m.err = true;
+    b.push(RC_SEND_ONLY, 7, 16);
+    let ev = b.drain();
+    assert!(ev.contains(&Ev::Complete(WcStatus::Success)), "{ev:?}");
+    assert!(!ev.iter().any(|e| matches!(e, Ev::Ack(..))), "{ev:?}");
 }
