@@ -9,6 +9,7 @@
 #include <linux/ipv6.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
+#include <net/dst_cache.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/net_namespace.h>
@@ -244,6 +245,38 @@ struct dst_entry *rrxe_route6(struct net *net, int oif, const struct in6_addr *s
 void rrxe_dst_release(struct dst_entry *dst)
 {
 	dst_release(dst);
+}
+
+struct dst_entry *rrxe_dst_cache_get(struct dst_cache *cache)
+{
+	struct dst_entry *dst;
+
+	local_bh_disable();
+	dst = dst_cache_get(cache);
+	local_bh_enable();
+	return dst;
+}
+
+void rrxe_dst_cache_set4(struct dst_cache *cache, struct dst_entry *dst, __be32 saddr)
+{
+	local_bh_disable();
+	dst_cache_set_ip4(cache, dst, saddr);
+	local_bh_enable();
+}
+
+void rrxe_dst_cache_set6(struct dst_cache *cache, struct dst_entry *dst,
+			 const struct in6_addr *saddr)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	local_bh_disable();
+	dst_cache_set_ip6(cache, dst, saddr);
+	local_bh_enable();
+#endif
+}
+
+void rrxe_dst_cache_reset(struct dst_cache *cache)
+{
+	dst_cache_reset(cache);
 }
 
 void rrxe_prepare4(struct sk_buff *skb, struct dst_entry *dst, __be32 saddr,

@@ -11,6 +11,7 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <net/net_namespace.h>
+#include <net/dst_cache.h>
 #include <net/sock.h>
 
 
@@ -68,6 +69,19 @@ struct dst_entry *rrxe_route4(struct net *net, int oif, __be32 saddr, __be32 dad
 struct dst_entry *rrxe_route6(struct net *net, int oif, const struct in6_addr *saddr,
 			      const struct in6_addr *daddr);
 void rrxe_dst_release(struct dst_entry *dst);
+/*
+ * A route cache (struct dst_cache, net/dst_cache.h) used from process
+ * context: the cache is per CPU and expects bottom halves off, as in a
+ * tunnel's transmit path, so these turn them off around the access.
+ * rrxe_dst_cache_get() returns a held route, or NULL when the cache is
+ * empty or its route went stale (reset, device gone, routing changed);
+ * the setters take their own reference on @dst.
+ */
+struct dst_entry *rrxe_dst_cache_get(struct dst_cache *cache);
+void rrxe_dst_cache_set4(struct dst_cache *cache, struct dst_entry *dst, __be32 saddr);
+void rrxe_dst_cache_set6(struct dst_cache *cache, struct dst_entry *dst,
+			 const struct in6_addr *saddr);
+void rrxe_dst_cache_reset(struct dst_cache *cache);
 /*
  * rxe_net.c's prepare4()/prepare6() without the route lookup: push the UDP
  * header (no checksum) and the IPv4 (DF, an IP ID chosen now, so that the

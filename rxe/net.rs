@@ -26,6 +26,7 @@ use crate::rdma::{
         EncapRecv,
         IpAddr,
         Route,
+        RouteCache,
         TxOwner,
         TxSkb,
         TxSocket,
@@ -225,7 +226,8 @@ pub(crate) struct Dest {
 /// `rxe_init_packet`), or looped back to this device's receive path when
 /// `dest`'s MAC is the netdev's own (`rxe_loopback`). Counts `sent_pkts`
 /// and `sent_bytes` (IP and UDP headers included, as the C driver), or
-/// `send_err` if the IP layer refuses it.
+/// `send_err` if the IP layer refuses it. A connected QP's packets take the
+/// route kept in `route_cache` while it is valid (`rxe_find_route`).
 ///
 /// Errors: `ENODEV` without a source GID or its netdev, `ENOMEM` without an
 /// skb, `EHOSTUNREACH` without a route, `EINVAL` if `build` wrote no valid
@@ -235,6 +237,7 @@ pub(crate) fn send<O: TxOwner>(
     dest: &Dest,
     sport: u16,
     paylen: u32,
+    route_cache: Option<&RouteCache>,
     owner: Option<&TxSocket<O>>,
     build: impl FnOnce(&mut [u8]) -> Result,
 ) -> Result {
@@ -243,7 +246,10 @@ pub(crate) fn send<O: TxOwner>(
         .ok_or(ENODEV)?;
     let mut skb = TxSkb::alloc(&ndev, &dest.dst, paylen)?;
     build(skb.payload_mut())?;
-    let route = Route::output(&ndev, &dest.src, &dest.dst)?;
+    let route = match route_cache {
+        Some(cache) => cache.output(&ndev, &dest.src, &dest.dst)?,
+        None => Route::output(&ndev, &dest.src, &dest.dst)?,
+    };
     let mut pkt = skb.prepare(
         route,
         &dest.src,

@@ -192,11 +192,10 @@ impl QpIo {
     }
 }
 
-/// The send task (`rxe_sender`): the requester, then the completer.
-///
-/// Until they exist (issue #4), it retires nothing: it drops responses,
-/// flushes the send queue in ERR and ends an SQ drain at once (no work
-/// request is ever in flight).
+/// The send task (`rxe_sender`): the requester and completer of a UD or
+/// GSI QP (rxe/ud.rs) or a connected one (rxe/rc.rs); in ERR, or for
+/// another type, it drops responses and flushes the send queue (or ends an
+/// SQ drain).
 fn sender(qp: &Arc<Qp>) -> Step {
     if matches!(qp.qp_type(), QpType::Ud | QpType::Gsi) && qp.state() != QpState::Err {
         return crate::ud::requester(qp);
@@ -216,10 +215,9 @@ fn sender(qp: &Arc<Qp>) -> Step {
     Step::Done
 }
 
-/// The receive task (`rxe_receiver`): the responder.
-///
-/// Until it exists (issue #4), requests are dropped; in ERR the receive
-/// queue is flushed.
+/// The receive task (`rxe_receiver`): the responder (rxe/ud.rs,
+/// rxe/rc.rs); in ERR, or for another type, requests are dropped and the
+/// receive queue is flushed.
 fn receiver(qp: &Arc<Qp>) -> Step {
     if matches!(qp.qp_type(), QpType::Ud | QpType::Gsi) && qp.state() != QpState::Err {
         return crate::ud::responder(qp);

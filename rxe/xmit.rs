@@ -22,11 +22,7 @@ use crate::net::{
 use crate::qp::Qp;
 use crate::rdma::{
     ib_device::Device,
-    udp::{
-        IpAddr,
-        TxOwner,
-        TxSocket, //
-    },
+    udp::IpAddr, //
 };
 use crate::wire::{
     bth::Bth,
@@ -79,25 +75,20 @@ pub(crate) fn xmit(
 ) -> Result {
     let layout = Layout::new(bth.opcode, payload_len).map_err(|_| EINVAL)?;
     let paylen = u32::try_from(layout.len()).map_err(|_| EINVAL)?;
+    // Charged to the QP (`rxe_send`, `rxe_loopback`) until the network
+    // stack frees it; a destroyed QP has no socket and sends nothing.
+    let tx = qp.tx_socket();
     net::send(
         dev,
         dest,
         qp.src_port(),
         paylen,
-        None::<&TxSocket<NoOwner>>,
+        qp.route_cache(),
+        Some(tx.as_ref().ok_or(EINVAL)?),
         |buf| {
             let mut pkt = PacketMut::new(buf, layout, bth).map_err(|_| EINVAL)?;
             headers(&mut pkt).map_err(|_| EINVAL)?;
             fill(pkt.payload_mut())
         },
     )
-}
-
-/// No owner for the skbs yet: the per-QP accounting of skbs in flight
-/// (`skb_out`, `need_req_skb`) comes with the requester.
-struct NoOwner;
-
-impl TxOwner for NoOwner {
-    fn skb_queued(&self) {}
-    fn skb_done(&self) {}
 }

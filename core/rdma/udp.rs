@@ -37,6 +37,7 @@ use kernel::{
         Arc,
         ArcBorrow, //
     },
+    types::Opaque,
 };
 
 /// `ETH_P_IP`.
@@ -286,6 +287,93 @@ impl Drop for Route {
     }
 }
 
+/// The route of a connected QP's one destination, kept between packets:
+/// the kernel's `dst_cache` (what UDP tunnels keep per tunnel; the C rxe
+/// keeps an RC QP's route in the QP's socket). A cached route is used while
+/// it is valid: the cache drops it itself when the route goes stale (its
+/// device gone, the routing changed, an IPv6 route's cookie out of date), and
+/// [`RouteCache::reset`] when the destination changes.
+///
+/// # Invariants
+///
+/// `cache` was initialised by `dst_cache_init` and is destroyed on drop.
+#[pin_data(PinnedDrop)]
+pub struct RouteCache {
+    #[pin]
+    cache: Opaque<bindings::dst_cache>,
+}
+
+// SAFETY: a `dst_cache` is per CPU, each CPU's entry under its own local
+// lock (the glue turns bottom halves off around every access): usable from
+// any thread, and by several at once.
+unsafe impl Send for RouteCache {}
+// SAFETY: as above.
+unsafe impl Sync for RouteCache {}
+
+impl RouteCache {
+    /// An empty cache (process context); `ENOMEM` without memory for its
+    /// per-CPU entries.
+    pub fn new() -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            // SAFETY: `slot` is valid for writes; `dst_cache_init` fills
+            // all of it, or fails and leaves nothing to free.
+            // INVARIANT: initialised here.
+            cache <- Opaque::try_ffi_init(|slot| unsafe {
+                kernel::error::to_result(bindings::dst_cache_init(slot, bindings::GFP_KERNEL))
+            }),
+        })
+    }
+
+    /// The cached route if it is still valid, else [`Route::output`]'s,
+    /// which is then cached. The caller gives the same `ndev`, `src` and
+    /// `dst` every time, or calls [`RouteCache::reset`] when they change.
+    #[inline]
+    pub fn output(&self, ndev: &NetDevice, src: &IpAddr, dst: &IpAddr) -> Result<Route> {
+        let v6 = matches!(dst, IpAddr::V6(_));
+        // SAFETY: the cache is initialised (type invariant); the glue turns
+        // bottom halves off around the per-CPU access.
+        let cached = unsafe { bindings::rrxe_dst_cache_get(self.cache.get()) };
+        if let Some(cached) = NonNull::new(cached) {
+            // INVARIANT: a held route, cached for this family's `dst`.
+            return Ok(Route { dst: cached, v6 });
+        }
+        let route = Route::output(ndev, src, dst)?;
+        // SAFETY: the cache is initialised; the route is held (by `route`)
+        // for the call and the cache takes its own reference; the source
+        // address is read during the call.
+        unsafe {
+            match src {
+                IpAddr::V4(s) => bindings::rrxe_dst_cache_set4(
+                    self.cache.get(),
+                    route.dst.as_ptr(),
+                    u32::from_ne_bytes(*s),
+                ),
+                IpAddr::V6(s) => bindings::rrxe_dst_cache_set6(
+                    self.cache.get(),
+                    route.dst.as_ptr(),
+                    s.as_ptr().cast(),
+                ),
+            }
+        }
+        Ok(route)
+    }
+
+    /// Forgets the cached route: the next [`RouteCache::output`] looks it up.
+    #[inline]
+    pub fn reset(&self) {
+        // SAFETY: the cache is initialised (type invariant).
+        unsafe { bindings::rrxe_dst_cache_reset(self.cache.get()) };
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for RouteCache {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: initialised (type invariant), destroyed once, here.
+        unsafe { bindings::dst_cache_destroy(self.cache.get()) };
+    }
+}
+
 /// An skb being built for transmission: headroom for the Ethernet, IP and
 /// UDP headers, then the payload.
 ///
@@ -504,7 +592,7 @@ pub trait TxOwner: Send + Sync + 'static {
     /// An skb was charged to the owner ([`TxSkb::set_owner`]).
     fn skb_queued(&self);
     /// An skb charged to the owner was freed (softirq or process context).
-    fn skb_done(&self);
+    fn skb_done(this: ArcBorrow<'_, Self>);
 }
 
 /// A kernel socket standing for an owner `O` of transmitted skbs, as the C
@@ -563,7 +651,7 @@ impl<O: TxOwner> TxSocket<O> {
             let sk = bindings::rrxe_skb_sk(skb);
             let owner =
                 Arc::<O>::from_raw(bindings::rrxe_sk_user_data(sk).cast::<O>().cast_const());
-            owner.skb_done();
+            O::skb_done(owner.as_arc_borrow());
             drop(owner);
             bindings::rrxe_sock_put(sk);
         }
