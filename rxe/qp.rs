@@ -548,10 +548,9 @@ impl Qp {
     }
 
     /// Back to RESET: the transport stops, the queues are emptied without
-    /// completions and zeroed (`rxe_qp_reset`).
-    ///
-    /// TODO(issue #4): clear the requester and
-    /// responder state and the responder's RDMA read resources.
+    /// completions and zeroed, the requester's, completer's and responder's
+    /// state cleared (the responder's read/atomic resources are made anew
+    /// when it next runs) (`rxe_qp_reset`).
     fn reset(&self) {
         self.io.disable();
         self.io.drain();
@@ -1174,8 +1173,9 @@ fn modify(qp: ArcBorrow<'_, Qp>, attr: &QpAttr, mask: u32) -> Result {
         }
         Some(Transition::Other) | None => {}
     }
-    // TODO(issue #4): a new `max_dest_rd_atomic` reallocates the
-    // responder's RDMA read/atomic resources (`rd_atomic_resources`).
+    // A new `max_dest_rd_atomic` makes the responder's read/atomic
+    // resources anew when it next runs (rxe/rc.rs `receiver`), as the C
+    // driver frees and allocates them in the modify.
     if mask & qp_attr::mask::AV != 0 {
         // A new destination: its route is looked up again.
         qp.route.reset();

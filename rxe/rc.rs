@@ -1151,9 +1151,10 @@ pub(crate) fn receiver(qp: &Arc<Qp>) -> Step {
             a.rd_atomic_resources as usize,
         )
     });
-    if r.fresh {
-        r.info = RespInfo::new(rq_psn);
-        r.ctx = RdmaCtx::default();
+    if r.fresh || r.slots.len() != nres {
+        // After a reset, or with another `max_dest_rd_atomic`
+        // (`free_rd_atomic_resources`, `alloc_rd_atomic_resources`): the
+        // replay resources are new and empty.
         r.slots.clear();
         if r.slots
             .resize(nres, ReplayRes::default(), GFP_KERNEL)
@@ -1162,6 +1163,12 @@ pub(crate) fn receiver(qp: &Arc<Qp>) -> Step {
             return Step::Done;
         }
         r.head = 0;
+        // No read or atomic is in progress on a freed resource.
+        r.info.res = None;
+    }
+    if r.fresh {
+        r.info = RespInfo::new(rq_psn);
+        r.ctx = RdmaCtx::default();
         r.fresh = false;
     }
     r.info.psn = rq_psn;
