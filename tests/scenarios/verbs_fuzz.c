@@ -1256,7 +1256,8 @@ static void raw_fuzz(struct raw *r, uint64_t *s)
 		len = below(s, len + 1);	/* truncated */
 	atomic_fetch_add(&raw_writes, 1);
 	a = r->words[0];
-	mine = !ex && a >= (uintptr_t)r->resp && a + 4 <= (uintptr_t)r->resp + RESP_SIZE;
+	/* No a + 4: a random word near 2^64 would wrap round and pass. */
+	mine = !ex && a >= (uintptr_t)r->resp && a <= (uintptr_t)r->resp + RESP_SIZE - 4;
 	if (mine)
 		*(int *)(uintptr_t)a = -1;
 	ret = write(r->fd, buf, len);
