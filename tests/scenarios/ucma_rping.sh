@@ -1,10 +1,12 @@
-# rping -V -C 50 at 64 B and at 64 KiB - 1 (guest a serves, b connects):
-# RDMA CM connect and disconnect, SEND, RDMA READ and RDMA WRITE with every
-# byte verified, once per size. 65535 is rping's largest size: it refuses
-# 65536 ("valid range is 23 to 65536" but the check is size < 65536).
-count=50
+# rping -V -C 100 at 64 B, 4 KiB and 64 KiB - 1 (guest a serves, b
+# connects; the c-mixed set has the C driver serve): RDMA CM connect and
+# disconnect, SEND, RDMA READ and RDMA WRITE with every byte verified, once
+# per size. 65535 is rping's largest size: it refuses 65536 ("valid range
+# is 23 to 65536" but the check is size < 65536).
+# timeout: 600
+count=100
 rc=0
-for size in 64 65535; do
+for size in 64 4096 65535; do
 	if [ "$ROLE" = a ]; then
 		timeout 200 rping -s -a "$MYIP" -C $count -S $size -V >"server.$size" 2>&1 &
 		srv=$!
