@@ -287,7 +287,8 @@ impl TxOwner for Qp {
     fn skb_done(this: ArcBorrow<'_, Self>) {
         // `rxe_skb_tx_dtor`: the requester goes on once the packets in
         // flight are few again.
-        let out = this.skb_out.fetch_sub(1, Ordering::SeqCst) - 1;
+        // Never below zero: each skb was counted when charged.
+        let out = this.skb_out.fetch_sub(1, Ordering::SeqCst).wrapping_sub(1);
         if out < params::INFLIGHT_SKBS_PER_QP_LOW && this.need_req_skb.load(Ordering::SeqCst) {
             this.io.sched_send(this);
         }
