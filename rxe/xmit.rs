@@ -36,10 +36,7 @@ use crate::wire::{
         PacketMut, //
     },
 };
-use kernel::{
-    prelude::*,
-    sync::ArcBorrow, //
-};
+use kernel::prelude::*;
 
 /// Where an address vector's packets go: its IP addresses (those of its
 /// GIDs, `rxe_av_fill_ip_info`), MAC, traffic class and hop limit.
@@ -103,5 +100,5 @@ struct NoOwner;
 
 impl TxOwner for NoOwner {
     fn skb_queued(&self) {}
-    fn skb_done(_this: ArcBorrow<'_, Self>) {}
+    fn skb_done(&self) {}
 }
