@@ -76,7 +76,11 @@ use crate::{
             SendWrs, //
         },
         udata::UData,
-        udp::RouteCache,
+        udp::{
+            RouteCache,
+            TxOwner,
+            TxSocket, //
+        },
     },
     srq::Srq,
     wqe::{
@@ -101,6 +105,7 @@ use kernel::{
         ArcBorrow,
         Completion,
         Mutex,
+        MutexGuard,
         SpinLockIrq, //
     },
 };
@@ -236,6 +241,18 @@ pub(crate) struct Qp {
     /// work request's.
     #[pin]
     route: RouteCache,
+    /// The socket its packets are charged to (the C driver's `qp->sk`):
+    /// each skb holds a reference on the QP until the network stack frees
+    /// it. Set when the QP is created, taken by destroy (the socket holds a
+    /// reference on the QP too, and is released in process context).
+    #[pin]
+    tx: Mutex<Option<TxSocket<Qp>>>,
+    /// Its packets not yet freed by the network stack (`skb_out`).
+    skb_out: AtomicU32,
+    /// The requester stopped at [`params::INFLIGHT_SKBS_PER_QP_HIGH`]
+    /// packets in flight and is scheduled again when they drop below
+    /// [`params::INFLIGHT_SKBS_PER_QP_LOW`] (`need_req_skb`).
+    need_req_skb: AtomicBool,
     /// Send sequence number of the last WQE posted by a kernel user.
     ssn: AtomicU32,
     /// Multicast groups it is attached to; no destroy while any.
@@ -259,6 +276,22 @@ pub(crate) struct Qp {
 impl PinnedDrop for Qp {
     fn drop(self: Pin<&mut Self>) {
         self.released.complete_all();
+    }
+}
+
+impl TxOwner for Qp {
+    fn skb_queued(&self) {
+        self.skb_out.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn skb_done(this: ArcBorrow<'_, Self>) {
+        // `rxe_skb_tx_dtor`: the requester goes on once the packets in
+        // flight are few again.
+        // Never below zero: each skb was counted when charged.
+        let out = this.skb_out.fetch_sub(1, Ordering::SeqCst).wrapping_sub(1);
+        if out < params::INFLIGHT_SKBS_PER_QP_LOW && this.need_req_skb.load(Ordering::SeqCst) {
+            this.io.sched_send(this);
+        }
     }
 }
 
@@ -389,6 +422,31 @@ impl Qp {
     /// The UDP source port of its packets.
     pub(crate) fn src_port(&self) -> u16 {
         self.src_port.load(Ordering::Relaxed)
+    }
+
+    /// The socket its packets are charged to, while it has one: held
+    /// while a packet is sent.
+    pub(crate) fn tx_socket(&self) -> MutexGuard<'_, Option<TxSocket<Qp>>> {
+        self.tx.lock()
+    }
+
+    /// Whether the requester must wait for packets in flight to be freed
+    /// (more than [`params::INFLIGHT_SKBS_PER_QP_HIGH`]); if so, it is
+    /// scheduled again once fewer than [`params::INFLIGHT_SKBS_PER_QP_LOW`]
+    /// are (C's `need_req_skb`, without its window: the flag is set before
+    /// the count is read again, and the destructor reads the flag after
+    /// counting down).
+    pub(crate) fn skb_out_high(&self) -> bool {
+        if self.skb_out.load(Ordering::SeqCst) <= params::INFLIGHT_SKBS_PER_QP_HIGH {
+            return false;
+        }
+        self.need_req_skb.store(true, Ordering::SeqCst);
+        self.skb_out.load(Ordering::SeqCst) >= params::INFLIGHT_SKBS_PER_QP_LOW
+    }
+
+    /// The requester sent a packet (`update_state`): it does not wait.
+    pub(crate) fn req_skb_sent(&self) {
+        self.need_req_skb.store(false, Ordering::Relaxed);
     }
 
     /// The route cache its packets go by: an RC or UC QP's, none for the
@@ -917,6 +975,9 @@ fn create(
             attrs <- new_spinlock_irq!(QpAttrs::new(gsi_port), "rxe_qp_attrs"),
             src_port: AtomicU16::new(src_port),
             route <- RouteCache::new(),
+            tx <- new_mutex!(None, "rxe_qp_tx"),
+            skb_out: AtomicU32::new(0),
+            need_req_skb: AtomicBool::new(false),
             ssn: AtomicU32::new(0),
             mcg_num: AtomicU32::new(0),
             valid: AtomicBool::new(true),
@@ -944,6 +1005,9 @@ fn create(
     if let Some(rq) = &qp.rq {
         init.cap.max_recv_wr = rq.max_wr;
     }
+    // Last, as nothing can fail after it: the socket holds a reference on
+    // the QP, which only destroy gives back.
+    *qp.tx.lock() = Some(TxSocket::new(qp.clone())?);
     new.set_qp_num(qpn);
     slot.publish(qp.clone());
     Ok(qp)
@@ -1024,6 +1088,11 @@ impl QpDriver for Rxe {
         // Withdrawn here, in process context, while the user context lives.
         let mappings = qp.mappings.lock().take();
         drop(mappings);
+        // Nothing sends on it any more (its tasks are stopped): its socket
+        // goes now, in process context, with the reference it holds. Its
+        // packets still in flight hold theirs, which `release_qp` waits for.
+        let tx = qp.tx.lock().take();
+        drop(tx);
         Ok(())
     }
 

@@ -311,7 +311,7 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u
             psn: a.req_psn,
             comp_psn: a.comp_psn,
             prev_opcode: s.prev,
-            skb_out_high: false,
+            skb_out_high: qp.skb_out_high(),
         };
         let f = ReqFields {
             dest_qpn: a.dest_qp_num,
@@ -446,6 +446,7 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u
     }
     let _ = write_elem(qp, index, buf);
     qp.with_attrs_mut(|at| at.req_psn = a.next_psn);
+    qp.req_skb_sent();
     if t == QpType::Rc {
         // `update_state`: the retransmission timer runs while requests
         // are unanswered.

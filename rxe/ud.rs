@@ -82,6 +82,10 @@ pub(crate) fn requester(qp: &Arc<Qp>) -> Step {
         }
         _ => return Step::Done,
     }
+    if qp.skb_out_high() {
+        // Scheduled again when the packets in flight are few.
+        return Step::Done;
+    }
     let Some(dev) = qp.device() else {
         // The device is going (its clients, the MAD layer among them, are
         // gone): what is left is flushed, not left for a waiter to hang on.
@@ -106,6 +110,7 @@ pub(crate) fn requester(qp: &Arc<Qp>) -> Step {
         }
     }
     let status = send_one(&dev, qp, &wqe);
+    qp.req_skb_sent();
     let flags = wqe::get32(&wqe, send_off::SEND_FLAGS);
     let signalled = qp.sq_sig_all() || flags & bindings::ib_send_flags_IB_SEND_SIGNALED as u32 != 0;
     let ok = status == bindings::ib_wc_status_IB_WC_SUCCESS;

@@ -22,11 +22,7 @@ use crate::net::{
 use crate::qp::Qp;
 use crate::rdma::{
     ib_device::Device,
-    udp::{
-        IpAddr,
-        TxOwner,
-        TxSocket, //
-    },
+    udp::IpAddr, //
 };
 use crate::wire::{
     bth::Bth,
@@ -79,26 +75,20 @@ pub(crate) fn xmit(
 ) -> Result {
     let layout = Layout::new(bth.opcode, payload_len).map_err(|_| EINVAL)?;
     let paylen = u32::try_from(layout.len()).map_err(|_| EINVAL)?;
+    // Charged to the QP (`rxe_send`, `rxe_loopback`) until the network
+    // stack frees it; a destroyed QP has no socket and sends nothing.
+    let tx = qp.tx_socket();
     net::send(
         dev,
         dest,
         qp.src_port(),
         paylen,
         qp.route_cache(),
-        None::<&TxSocket<NoOwner>>,
+        Some(tx.as_ref().ok_or(EINVAL)?),
         |buf| {
             let mut pkt = PacketMut::new(buf, layout, bth).map_err(|_| EINVAL)?;
             headers(&mut pkt).map_err(|_| EINVAL)?;
             fill(pkt.payload_mut())
         },
     )
-}
-
-/// No owner for the skbs: a QP's packets are not charged to it (the C
-/// driver's per-QP socket, `skb_out` and `need_req_skb` are not built yet).
-struct NoOwner;
-
-impl TxOwner for NoOwner {
-    fn skb_queued(&self) {}
-    fn skb_done(&self) {}
 }

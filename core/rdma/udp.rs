@@ -592,7 +592,7 @@ pub trait TxOwner: Send + Sync + 'static {
     /// An skb was charged to the owner ([`TxSkb::set_owner`]).
     fn skb_queued(&self);
     /// An skb charged to the owner was freed (softirq or process context).
-    fn skb_done(&self);
+    fn skb_done(this: ArcBorrow<'_, Self>);
 }
 
 /// A kernel socket standing for an owner `O` of transmitted skbs, as the C
@@ -651,7 +651,7 @@ impl<O: TxOwner> TxSocket<O> {
             let sk = bindings::rrxe_skb_sk(skb);
             let owner =
                 Arc::<O>::from_raw(bindings::rrxe_sk_user_data(sk).cast::<O>().cast_const());
-            owner.skb_done();
+            O::skb_done(owner.as_arc_borrow());
             drop(owner);
             bindings::rrxe_sock_put(sk);
         }
