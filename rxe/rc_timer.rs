@@ -3,10 +3,12 @@
 //! The kernel timer behind an RC QP's retransmission and RNR NAK timers.
 //!
 //! One high-resolution timer of the QP (its `rc_timer`) serves both: it is
-//! set for the earlier of their deadlines (rxe/rc_timing.rs). When it
-//! fires it only schedules the send task, as the C driver's
+//! set for the earlier of their deadlines, or left pending for an earlier
+//! time when they moved later (rxe/rc_timing.rs: no restart per packet).
+//! When it fires it only schedules the send task, as the C driver's
 //! `retransmit_timer` and `rnr_nak_timer` do; the send task then finds
-//! which deadline passed, with the clock, and acts on it.
+//! which deadline passed, if any, with the clock, acts on it and sets the
+//! timer again.
 //!
 //! A started timer holds a reference on the QP (its handle does, kept in
 //! [`Timer`]): the QP cannot be freed while it may fire. Destroy stops it

@@ -106,6 +106,16 @@ impl Deadlines {
 
     /// The kernel timer for the earliest pending deadline, seen at `now`;
     /// records what it is set to.
+    ///
+    /// Lazily, as a timer wheel's `mod_timer` is cheap and a kernel timer's
+    /// restart is not: a timer still pending (set for after `now`) that
+    /// would fire no later than the earliest deadline is kept even if that
+    /// deadline moved later or went away. The completer restarts the
+    /// retransmission timer on every response and on every run with
+    /// requests outstanding (`reset_retry_timer`), which would otherwise
+    /// cancel and start the kernel timer once a packet. A kept timer fires
+    /// early: the send task then finds nothing due ([`Deadlines::expire`])
+    /// and sets it again for what is pending then.
     pub(crate) fn arm(&mut self, now: u64) -> Arm {
         let want = match (self.retrans, self.rnr) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -113,6 +123,14 @@ impl Deadlines {
         };
         if want == self.armed {
             return Arm::Keep;
+        }
+        let pending = self.armed.filter(|&a| a > now);
+        match (want, pending) {
+            // Pending and firing no later than needed (or nothing needed):
+            // it fires early, and the send task sets it again then.
+            (None, Some(_)) => return Arm::Keep,
+            (Some(t), Some(a)) if a <= t => return Arm::Keep,
+            _ => {}
         }
         self.armed = want;
         match want {
@@ -208,5 +226,42 @@ mod tests {
         assert_eq!(d.arm(200), Arm::Start(0));
         d.clear();
         assert_eq!(d, Deadlines::default());
+    }
+
+    #[test]
+    fn a_pending_timer_is_kept_until_it_fires() {
+        let mut d = Deadlines::default();
+        d.sent(0, Some(100));
+        assert_eq!(d.arm(0), Arm::Start(100));
+        // Restarted on every response: the kernel timer stays.
+        d.restart_retrans(10, Some(100));
+        assert_eq!(d.arm(10), Arm::Keep);
+        d.restart_retrans(60, Some(100));
+        assert_eq!(d.arm(60), Arm::Keep);
+        // All answered: kept too, it fires early.
+        d.all_acked();
+        assert_eq!(d.arm(70), Arm::Keep);
+        d.sent(80, Some(100));
+        assert_eq!(d.arm(80), Arm::Keep);
+        // It fired at 100 with nothing due: set for the deadline now.
+        assert_eq!(d.expire(100), Fired::default());
+        assert_eq!(d.arm(100), Arm::Start(80));
+        // An earlier deadline restarts it at once.
+        d.start_rnr(110, 20);
+        assert_eq!(d.arm(110), Arm::Start(20));
+        assert_eq!(
+            d.expire(130),
+            Fired {
+                retrans: false,
+                rnr: true
+            }
+        );
+        assert_eq!(d.arm(130), Arm::Start(50));
+        // Fired with nothing pending: stopped.
+        d.all_acked();
+        assert_eq!(d.arm(140), Arm::Keep);
+        assert_eq!(d.expire(180), Fired::default());
+        assert_eq!(d.arm(180), Arm::Cancel);
+        assert_eq!(d.arm(181), Arm::Keep);
     }
 }
