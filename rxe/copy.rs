@@ -102,14 +102,14 @@ pub(crate) fn copy_data(
 ) -> Result<(), CopyError> {
     let len = buf.len();
     dma::walk(dma, list, len, |c| {
-        let mr = rxe
-            .mrs
-            .lookup(pd, access, c.sge.lkey, Lookup::Local)
-            .ok_or(CopyError::Inval)?;
         let part = buf
             .part(c.buf_start, c.buf_start + c.len)
             .ok_or(CopyError::Inval)?;
-        mr.copy(c.iova, part).map_err(from_mr_error)
+        // The lookup and the copy in one hold of the region's lock.
+        rxe.mrs
+            .copy_local(pd, access, c.sge.lkey, c.iova, part)
+            .ok_or(CopyError::Inval)?
+            .map_err(from_mr_error)
     })
 }
 

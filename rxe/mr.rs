@@ -178,16 +178,21 @@ impl Mr {
 
     /// Copies between `buf` and the region at `iova` (`rxe_mr_copy`):
     /// `EINVAL` out of range, `EFAULT` where no page is mapped.
-    pub(crate) fn copy(&self, iova: u64, mut buf: CopyBuf<'_>) -> Result {
+    pub(crate) fn copy(&self, iova: u64, buf: CopyBuf<'_>) -> Result {
         if buf.is_empty() {
             return Ok(());
         }
         let g = self.inner.lock();
+        self.copy_locked(&g, iova, buf)
+    }
+
+    /// [`Mr::copy`] with the region's lock held (`g`).
+    fn copy_locked(&self, g: &Inner, iova: u64, mut buf: CopyBuf<'_>) -> Result {
         match &g.mem {
             Memory::Kernel(k) => k.copy(iova, buf),
             Memory::None => Err(EFAULT),
             Memory::Pages(pages) => {
-                check_range(self.kind, &g, iova, buf.len() as u64)?;
+                check_range(self.kind, g, iova, buf.len() as u64)?;
                 let geo = PageGeometry {
                     page_shift: g.page_shift,
                     cpu_page_shift: PAGE_SHIFT as u32,
@@ -335,22 +340,45 @@ impl Mrs {
     }
 }
 
+/// Whether the region whose state `g` is has `key` as its `kind` key, is
+/// of `pd`, allows `access` and is valid (`lookup_mr`'s checks).
+fn key_ok(g: &Inner, pd: PdId, access: u32, key: u32, kind: Lookup) -> bool {
+    let k = match kind {
+        Lookup::Local => g.lkey,
+        Lookup::Remote => g.rkey,
+    };
+    k == key && g.pd == pd && keys::access_allows(g.access, access) && g.state == MrState::Valid
+}
+
 impl Mrs {
     /// The valid region of `pd` with `key` allowing `access` (`lookup_mr`).
     pub(crate) fn lookup(&self, pd: PdId, access: u32, key: u32, kind: Lookup) -> Option<Arc<Mr>> {
         let mr = self.pool.get(keys::key_index(key))?;
-        let ok = {
-            let g = mr.inner.lock();
-            let k = match kind {
-                Lookup::Local => g.lkey,
-                Lookup::Remote => g.rkey,
-            };
-            k == key
-                && g.pd == pd
-                && keys::access_allows(g.access, access)
-                && g.state == MrState::Valid
-        };
+        let ok = key_ok(&mr.inner.lock(), pd, access, key, kind);
         ok.then_some(mr)
+    }
+
+    /// [`Mrs::lookup`] of local key `key`, then [`Mr::copy`] of `buf` at
+    /// `iova` on the region found, in one hold of the region's irq-safe
+    /// lock (the data path's copy of a scatter/gather entry's part); `None`
+    /// if the lookup finds no such region.
+    pub(crate) fn copy_local(
+        &self,
+        pd: PdId,
+        access: u32,
+        key: u32,
+        iova: u64,
+        buf: CopyBuf<'_>,
+    ) -> Option<Result> {
+        let mr = self.pool.get(keys::key_index(key))?;
+        let g = mr.inner.lock();
+        if !key_ok(&g, pd, access, key, Lookup::Local) {
+            return None;
+        }
+        if buf.is_empty() {
+            return Some(Ok(()));
+        }
+        Some(mr.copy_locked(&g, iova, buf))
     }
 
     /// The region with `index`, whatever its state.
