@@ -48,6 +48,7 @@ use crate::{
         QpState,
         QpType, //
     },
+    queue::Queue,
     queue_index::QueueType,
     rc_timer::{
         self,
@@ -143,6 +144,9 @@ struct RecvSide {
     cur: Option<RecvPkt>,
     /// The receive WQE being filled, its DMA state and entries.
     wqe: Option<(RecvWqe, DmaInfo, KVec<u8>)>,
+    /// The entries' buffer of the last receive WQE completed, for the next
+    /// one: a message allocates nothing once it exists.
+    spare: KVec<u8>,
     /// The memory the current RDMA request resolved to.
     mr: Option<copy::RemoteMr>,
     /// A fresh state is due (after a reset).
@@ -183,6 +187,7 @@ impl Rc {
                     head: 0,
                     cur: None,
                     wqe: None,
+                    spare: KVec::new(),
                     mr: None,
                     fresh: true,
                 },
@@ -218,14 +223,75 @@ impl Rc {
     }
 }
 
-/// A send WQE's bytes, copied out of its queue element.
+/// Copies the send WQE at `index` of the locked send queue `q` into `buf`
+/// (one element's size): its fixed part, then only the entries or inline
+/// bytes it uses ([`wqe::send_data_used`]). The rest of `buf` keeps bytes
+/// of earlier WQEs, as the element's own unused bytes are whatever they
+/// are: nothing reads past the entries or the inline data of a WQE.
+fn read_used(q: &Queue, index: u32, buf: &mut [u8]) -> Result {
+    if buf.len() < send_off::DATA {
+        return q.read_bytes(index, 0, buf);
+    }
+    let (fixed, rest) = buf.split_at_mut(send_off::DATA);
+    q.read_bytes(index, 0, fixed)?;
+    let n = wqe::send_data_used(fixed, rest.len());
+    q.read_bytes(index, send_off::DATA, &mut rest[..n])
+}
+
+/// What [`fetch`] found at a send queue index.
+struct Fetched {
+    /// The consumer index.
+    cons: u32,
+    /// The index looked at, and the one after it.
+    index: u32,
+    next: u32,
+    /// Whether a WQE was there (its bytes are then in the buffer).
+    loaded: bool,
+}
+
+/// Under one hold of the send queue's irq-safe lock: its consumer index,
+/// and the bytes of the WQE at `at` (the consumer's if `None`;
+/// none if the queue ends there) copied into `buf`, as [`read_used`]. The
+/// buffer is sized for the queue's elements first, with the lock released
+/// (the allocation may sleep): once for a QP, the element size being fixed
+/// at creation.
+fn fetch(qp: &Qp, at: Option<u32>, buf: &mut KVec<u8>) -> Result<Fetched> {
+    loop {
+        let size = {
+            let q = qp.sq_queue().lock();
+            let cons = q.consumer(QueueType::FromClient);
+            let prod = q.producer(QueueType::FromClient);
+            let index = at.unwrap_or(cons);
+            let size = q.elem_size();
+            if index == prod || buf.len() == size {
+                let loaded = index != prod;
+                if loaded {
+                    read_used(&q, index, buf)?;
+                }
+                return Ok(Fetched {
+                    cons,
+                    index,
+                    next: q.next_index(index),
+                    loaded,
+                });
+            }
+            size
+        };
+        buf.clear();
+        buf.resize(size, 0, GFP_KERNEL)?;
+    }
+}
+
+/// A send WQE's bytes, copied out of its queue element (as [`fetch`]).
 fn read_elem(qp: &Qp, index: u32, buf: &mut KVec<u8>) -> Result {
-    // The buffer is sized before the queue's irq-safe lock is taken: the
-    // allocation may sleep. The element size is fixed at creation.
-    let size = qp.sq_queue().lock().elem_size();
-    buf.clear();
-    buf.resize(size, 0, GFP_KERNEL)?;
-    qp.sq_queue().lock().read_bytes(index, 0, buf)
+    fetch(qp, Some(index), buf).map(|_| ())
+}
+
+/// The head of the send queue (the completer's WQE) and its bytes, copied
+/// into `buf` (as [`fetch`]); `None` if the queue is empty.
+fn read_head(qp: &Qp, buf: &mut KVec<u8>) -> Option<u32> {
+    let f = fetch(qp, None, buf).ok()?;
+    f.loaded.then_some(f.index)
 }
 
 /// Writes a send WQE's fixed part and DMA state back (not its entries).
@@ -276,21 +342,15 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u
         retry(qp, s, buf);
         s.flags.need_retry = false;
     }
-    let (cons, prod) = {
-        let q = qp.sq_queue().lock();
-        (
-            q.consumer(QueueType::FromClient),
-            q.producer(QueueType::FromClient),
-        )
+    // The indices and the WQE in one hold of the queue's lock.
+    let Ok(f) = fetch(qp, s.req_index, buf) else {
+        return Step::Done;
     };
-    let index = s.req_index.unwrap_or(cons);
-    if index == prod {
+    let (cons, index, next) = (f.cons, f.index, f.next);
+    if !f.loaded {
         if state == QpState::Sqd && index == cons {
             qp.check_sq_drained();
         }
-        return Step::Done;
-    }
-    if read_elem(qp, index, buf).is_err() {
         return Step::Done;
     }
     let Some(mut w) = SendWqeBytes::new(buf) else {
@@ -324,12 +384,12 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u
     let fail = |s: &mut SendSide, w: &mut SendWqeBytes<'_>, status: WcStatus| {
         w.set_status(status);
         w.set_state(WqeState::Error);
-        s.req_index = Some(qp.sq_next(index));
+        s.req_index = Some(next);
     };
     let p = match step {
         ReqStep::Wait(_) => return Step::Done,
         ReqStep::Packet(p) => p,
-        ReqStep::LocalOp => return local_op(qp, s, index, buf),
+        ReqStep::LocalOp => return local_op(qp, s, index, next, buf),
         ReqStep::UdSkip(_) => {
             // A UD QP's WQEs are ud.rs's, never here.
             fail(s, &mut w, WcStatus::LocQpOp);
@@ -455,7 +515,7 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u
     }
     s.prev = Some(a.prev_opcode);
     if a.next_wqe {
-        s.req_index = Some(qp.sq_next(index));
+        s.req_index = Some(next);
     } else {
         s.req_index = Some(index);
     }
@@ -469,7 +529,7 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u
 /// failed operation fails the WQE (`IB_WC_LOC_QP_OP_ERR`, or
 /// `IB_WC_MW_BIND_ERR` for a bind) and moves the QP to ERR, as C's
 /// requester does.
-fn local_op(qp: &Arc<Qp>, s: &mut SendSide, index: u32, buf: &mut KVec<u8>) -> Step {
+fn local_op(qp: &Arc<Qp>, s: &mut SendSide, index: u32, next: u32, buf: &mut KVec<u8>) -> Step {
     let Some(dev) = qp.device() else {
         return Step::Done;
     };
@@ -477,7 +537,7 @@ fn local_op(qp: &Arc<Qp>, s: &mut SendSide, index: u32, buf: &mut KVec<u8>) -> S
     let Some(mut w) = SendWqeBytes::new(buf) else {
         return Step::Done;
     };
-    s.req_index = Some(qp.sq_next(index));
+    s.req_index = Some(next);
     match r {
         Ok(()) => {
             w.set_status(WcStatus::Success);
@@ -557,6 +617,12 @@ struct CompQp<'a> {
     qp: &'a Arc<Qp>,
     cur: Option<RecvPkt>,
     buf: KVec<u8>,
+    /// The head WQE whose bytes `buf` holds: loaded once a run (nothing
+    /// but this run changes it meanwhile, the requester running in the
+    /// same task), and again after each completion.
+    loaded: Option<u32>,
+    /// The consumer index before the first completion of the run.
+    cons0: Option<u32>,
     /// `reset_retry_timer` was asked for.
     rearm: bool,
     /// An RNR NAK asked for this many microseconds before a retry.
@@ -564,15 +630,13 @@ struct CompQp<'a> {
 }
 
 impl CompQp<'_> {
-    fn head_index(&self) -> Option<u32> {
-        self.qp.sq_queue().lock().head(QueueType::FromClient)
-    }
-
-    /// Loads the head WQE's bytes.
+    /// Loads the head WQE's bytes, unless they are loaded already; its
+    /// index.
     fn load(&mut self) -> Option<u32> {
-        let i = self.head_index()?;
-        read_elem(self.qp, i, &mut self.buf).ok()?;
-        Some(i)
+        if self.loaded.is_none() {
+            self.loaded = read_head(self.qp, &mut self.buf);
+        }
+        self.loaded
     }
 
     /// Copies `data` (a READ response's payload, an atomic's original
@@ -660,7 +724,7 @@ impl CompEnv for CompQp<'_> {
     fn check_sq_drained(&mut self, _comp_psn: u32) {}
 
     fn complete(&mut self) {
-        let Some(_) = self.load() else {
+        let Some(i) = self.load() else {
             return;
         };
         let b = &self.buf;
@@ -706,6 +770,8 @@ impl CompEnv for CompQp<'_> {
             .sq_queue()
             .lock()
             .advance_consumer(QueueType::FromClient);
+        self.loaded = None;
+        self.cons0.get_or_insert(i);
         if let Some(c) = completion {
             let _ = self.qp.scq().post(&c, false);
         }
@@ -734,12 +800,10 @@ impl CompEnv for CompQp<'_> {
 
 /// `rxe_completer` for RC/UC.
 fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u8>) -> Step {
-    if !matches!(qp.state(), QpState::Rts | QpState::Sqd) {
-        return Step::Done;
-    }
     let rxe = dev.data();
-    let (lim, comp_psn, counts, timeout_jiffies) = qp.with_attrs(|a| {
+    let (state, lim, comp_psn, counts, timeout_jiffies) = qp.with_attrs(|a| {
         (
+            a.state,
             RetryLimits {
                 retry_cnt: a.retry_cnt,
                 rnr_retry: a.rnr_retry,
@@ -749,6 +813,9 @@ fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u
             a.timeout_jiffies,
         )
     });
+    if !matches!(state, QpState::Rts | QpState::Sqd) {
+        return Step::Done;
+    }
     if s.fresh {
         // The counts the modify to RTS set (`qp->comp.retry_cnt`,
         // `qp->comp.rnr_retry`).
@@ -757,13 +824,14 @@ fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u
         s.comp.rnr_retry = counts.1;
     }
     s.comp.psn = comp_psn;
-    let cons0 = qp.sq_queue().lock().consumer(QueueType::FromClient);
     let mut env = CompQp {
         dev,
         rxe: &rxe,
         qp,
         cur: None,
         buf: core::mem::take(buf),
+        loaded: None,
+        cons0: None,
         rearm: false,
         rnr_usecs: None,
     };
@@ -784,7 +852,14 @@ fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u
         let period = retrans_period_ns(timeout_jiffies, rc_timer::hz());
         s.timer.deadlines().restart_retrans(now, period);
     }
-    if !env.rearm && qp.with_attrs(|a| a.req_psn) == s.comp.psn {
+    // The completer's PSN for the requester, and the requester's, in one
+    // hold of the attributes' lock.
+    let psn = s.comp.psn;
+    let req_psn = qp.with_attrs_mut(|a| {
+        a.comp_psn = psn;
+        a.req_psn
+    });
+    if !env.rearm && req_psn == psn {
         s.timer.deadlines().all_acked();
     }
     if let Some(usecs) = env.rnr_usecs {
@@ -796,9 +871,9 @@ fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u
     if let Some(p) = env.cur.take() {
         p.consume();
     }
-    let psn = s.comp.psn;
-    qp.with_attrs_mut(|a| a.comp_psn = psn);
-    catch_up(qp, s, cons0);
+    if let Some(cons0) = env.cons0 {
+        catch_up(qp, s, cons0);
+    }
     if again {
         Step::More
     } else {
@@ -817,21 +892,29 @@ fn catch_up(qp: &Qp, s: &mut SendSide, cons0: u32) {
     let Some(req) = s.req_index else {
         return;
     };
-    let cons = qp.sq_queue().lock().consumer(QueueType::FromClient);
-    let mut i = cons0;
-    while i != cons {
-        if i == req {
-            s.req_index = Some(cons);
-            s.prev = None;
-            let comp_psn = s.comp.psn;
-            qp.with_attrs_mut(|a| {
-                if psn_diff(a.req_psn, comp_psn) < 0 {
-                    a.req_psn = comp_psn;
-                }
-            });
-            return;
+    let freed = {
+        let q = qp.sq_queue().lock();
+        let cons = q.consumer(QueueType::FromClient);
+        let mut i = cons0;
+        let mut found = None;
+        while i != cons {
+            if i == req {
+                found = Some(cons);
+                break;
+            }
+            i = q.next_index(i);
         }
-        i = qp.sq_next(i);
+        found
+    };
+    if let Some(cons) = freed {
+        s.req_index = Some(cons);
+        s.prev = None;
+        let comp_psn = s.comp.psn;
+        qp.with_attrs_mut(|a| {
+            if psn_diff(a.req_psn, comp_psn) < 0 {
+                a.req_psn = comp_psn;
+            }
+        });
     }
 }
 
@@ -881,12 +964,16 @@ impl RespEnv for RespQp<'_> {
         let Some(w) = self.qp.take_recv_wqe() else {
             return Err(RespState::ErrRnr);
         };
-        let mut list = KVec::new();
-        if list
-            .resize(params::MAX_SGE as usize * 16, 0, GFP_KERNEL)
-            .is_err()
-        {
-            return Err(RespState::ErrRnr);
+        // The entries past `num_sge` may be an earlier WQE's: nothing reads
+        // them (the data walk stops at `num_sge`, and a WQE without
+        // entries takes no byte).
+        let mut list = core::mem::take(&mut self.r.spare);
+        let size = params::MAX_SGE as usize * 16;
+        if list.len() != size {
+            list.clear();
+            if list.resize(size, 0, GFP_KERNEL).is_err() {
+                return Err(RespState::ErrRnr);
+            }
         }
         for (i, s) in w.sge.iter().take(w.num_sge as usize).enumerate() {
             wqe::put_sge(&mut list, 0, i, s.addr, s.length, s.lkey);
@@ -1048,9 +1135,10 @@ impl RespEnv for RespQp<'_> {
     }
 
     fn complete(&mut self, status: WcStatus) -> Result<(), ()> {
-        let Some((w, dma, _)) = self.r.wqe.take() else {
+        let Some((w, dma, list)) = self.r.wqe.take() else {
             return Ok(());
         };
+        self.r.spare = list;
         let view = self.r.cur.as_ref().and_then(|p| p.view());
         let mask = view
             .as_ref()

@@ -265,6 +265,26 @@ pub fn get32(b: &[u8], off: usize) -> u32 {
         .map_or(0, u32::from_ne_bytes)
 }
 
+/// Bytes past the fixed part of a send WQE ([`send_off::DATA`]) that its
+/// transport reads, from the fixed part `fixed` (at least
+/// [`send_off::DATA`] bytes): its `num_sge` scatter/gather entries (at
+/// least the first, which also holds an ATOMIC WRITE's 8 bytes,
+/// `dma.atomic_wr`) or its inline data (`dma.length` bytes), whichever is
+/// more; at most `room`, the element's bytes past the fixed part. The
+/// requester and the completer copy only these out of the queue element,
+/// not the whole element.
+pub fn send_data_used(fixed: &[u8], room: usize) -> usize {
+    let length = get32(fixed, send_off::DMA) as usize;
+    let num_sge = get32(fixed, send_off::DMA + 12) as usize;
+    let mut n = num_sge
+        .saturating_mul(SGE_SIZE as usize)
+        .max(SGE_SIZE as usize);
+    if get32(fixed, send_off::SEND_FLAGS) & SEND_INLINE != 0 {
+        n = n.max(length);
+    }
+    n.min(room)
+}
+
 /// As [`get32`], for a `u64` field.
 pub fn get64(b: &[u8], off: usize) -> u64 {
     b.get(off..off + 8)
@@ -374,6 +394,23 @@ pub fn chk_recv(num_sge: i32, length: u64, max_sge: u32) -> Result<(), Refusal> 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn send_data_used_is_the_list_or_inline_bytes() {
+        let mut f = [0u8; send_off::DATA];
+        put_dma(&mut f, send_off::DMA, 4096, 3);
+        assert_eq!(send_data_used(&f, 512), 48);
+        assert_eq!(send_data_used(&f, 32), 32);
+        put_dma(&mut f, send_off::DMA, 8, 0);
+        assert_eq!(send_data_used(&f, 512), 16);
+        put_dma(&mut f, send_off::DMA, 200, 1);
+        put32(&mut f, send_off::SEND_FLAGS, SEND_INLINE);
+        assert_eq!(send_data_used(&f, 512), 200);
+        assert_eq!(send_data_used(&f, 100), 100);
+        put_dma(&mut f, send_off::DMA, 0, u32::MAX);
+        assert_eq!(send_data_used(&f, 512), 512);
+        assert_eq!(send_data_used(&[], 512), 16);
+    }
+
     use super::*;
 
     #[test]
