@@ -220,10 +220,10 @@ pub(crate) struct Dest {
 /// Sends one RoCE v2 packet of `paylen` bytes (BTH to ICRC) from `dev` to
 /// `dest`, UDP source port `sport`: `build` writes the packet but its ICRC,
 /// then the route is looked up, the UDP and IP headers pushed, the ICRC
-/// computed over them (`rxe_icrc_generate`), the skb charged to `owner` if
-/// any, and the packet sent from the netdev of the source GID (port 1's, or
-/// an upper device of it such as a VLAN device, as the C driver's
-/// `rxe_init_packet`), or looped back to this device's receive path when
+/// computed over them (`rxe_icrc_generate`), the skb charged to `owner`
+/// (its QP's socket), and the packet sent from the netdev of the source
+/// GID (port 1's, or an upper device of it such as a VLAN device, as the C
+/// driver's `rxe_init_packet`), or looped back to this device's receive path when
 /// `dest`'s MAC is the netdev's own (`rxe_loopback`). Counts `sent_pkts`
 /// and `sent_bytes` (IP and UDP headers included, as the C driver), or
 /// `send_err` if the IP layer refuses it. A connected QP's packets take the
@@ -238,7 +238,7 @@ pub(crate) fn send<O: TxOwner>(
     sport: u16,
     paylen: u32,
     route_cache: Option<&RouteCache>,
-    owner: Option<&TxSocket<O>>,
+    owner: &TxSocket<O>,
     build: impl FnOnce(&mut [u8]) -> Result,
 ) -> Result {
     let ndev = dev
@@ -267,9 +267,7 @@ pub(crate) fn send<O: TxOwner>(
         let crc = icrc::icrc(udp::crc32_le, ip, udp_hdr, payload, info).ok_or(EINVAL)?;
         icrc::store(payload, crc);
     }
-    if let Some(owner) = owner {
-        pkt.set_owner(owner)?;
-    }
+    pkt.set_owner(owner)?;
     let rxe = dev.data();
     let bytes = u64::from(paylen + dest.dst.ip_udp_hlen());
     if ndev.mac() == Some(dest.dmac) {

@@ -84,7 +84,7 @@ pub(crate) fn xmit(
         qp.src_port(),
         paylen,
         qp.route_cache(),
-        Some(tx.as_ref().ok_or(EINVAL)?),
+        tx.as_ref().ok_or(EINVAL)?,
         |buf| {
             let mut pkt = PacketMut::new(buf, layout, bth).map_err(|_| EINVAL)?;
             headers(&mut pkt).map_err(|_| EINVAL)?;
