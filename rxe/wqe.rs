@@ -394,6 +394,8 @@ pub fn chk_recv(num_sge: i32, length: u64, max_sge: u32) -> Result<(), Refusal> 
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn send_data_used_is_the_list_or_inline_bytes() {
         let mut f = [0u8; send_off::DATA];
@@ -410,8 +412,6 @@ mod tests {
         assert_eq!(send_data_used(&f, 512), 512);
         assert_eq!(send_data_used(&[], 512), 16);
     }
-
-    use super::*;
 
     #[test]
     fn opcode_masks() {
