@@ -11,9 +11,9 @@
 //! `ib_qp` (as the C driver's `rxe_cleanup` waits).
 //!
 //! What the checks refuse and what a modify changes is [`crate::qp_attr`];
-//! the transport (requester, completer, responder) is not written yet:
-//! [`Qp::sched_send`] and [`Qp::sched_recv`] are where it is to be
-//! scheduled, and [`QpAttrs`] holds what a modify sets for it.
+//! the transport (requester, completer, responder) runs in the QP's tasks
+//! (rxe/qp_io.rs, [`Qp::sched_send`], [`Qp::sched_recv`]), reading what a
+//! modify sets in [`QpAttrs`].
 
 use crate::{
     av::{

@@ -226,6 +226,9 @@ fn receiver(qp: &Arc<Qp>) -> Step {
         return crate::rc::receiver(qp);
     }
     let io = qp.io();
+    if matches!(qp.qp_type(), QpType::Rc | QpType::Uc) {
+        qp.rc().drop_request();
+    }
     while let Some(pkt) = io.take_req() {
         drop(pkt);
     }

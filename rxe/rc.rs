@@ -216,10 +216,24 @@ impl Rc {
         r.fresh = true;
     }
 
-    /// Stops the timers for good (destroy, after the tasks are stopped, so
-    /// that nothing starts them again): they no longer hold the QP.
+    /// Stops the timers for good and drops the request the responder
+    /// holds (destroy, after the tasks are stopped, so that nothing starts
+    /// or takes them again): neither holds a QP any more.
     pub(crate) fn cleanup(&self) {
         self.send.lock().timer.stop();
+        self.drop_request();
+    }
+
+    /// Drops the request packet the responder holds between runs, if any
+    /// (a read reply in progress keeps its request, as C's responder keeps
+    /// it at the head of `req_pkts`): for a QP in ERR, as C's
+    /// `drain_req_pkts` frees it with the queue, and at destroy. Its skb
+    /// holds a reference on the QP that sent it, this one or another,
+    /// whose destroy waits for it: kept, it would stall that destroy for
+    /// good (a process's exit destroying its QPs one after the other).
+    pub(crate) fn drop_request(&self) {
+        let held = self.recv.lock().cur.take();
+        drop(held);
     }
 }
 
