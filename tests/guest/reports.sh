@@ -42,18 +42,19 @@ known_c_report() {
 	esac
 }
 
-# scan_reports FILE [C_RXE]: splits FILE's reports and sets UNKNOWN_REPORT
-# to the first line of the first one that is not a known defect of the C
-# modules (empty when none), KNOWN_REPORT to the first line of the first
-# one that is (considered only when C_RXE is non-empty: the guest runs
+# scan_reports FILE SET: splits FILE's reports, from a guest of module set
+# SET, and sets UNKNOWN_REPORT to the first line of the first one that is
+# not a known defect of the C modules (empty when none), KNOWN_REPORT to
+# the first line of the first one that is (considered only when SET runs
 # the in-tree rdma_rxe, see c_rxe).
 # A report runs from a line matching $SPLAT_RE to the end of its stack
 # ("</TASK>"); another report's first line (any match but "Call Trace:")
 # ends it too, so that a report without a stack cannot hide the next.
 scan_reports() {
-	local crxe=${2:-} line first= block=
+	local crxe= line first= block=
 	UNKNOWN_REPORT=
 	KNOWN_REPORT=
+	! c_rxe "$2" || crxe=1
 	_scan_end() {
 		[ -n "$first" ] || return 0
 		if [ -n "$crxe" ] && known_c_report "$first" "$block"; then
