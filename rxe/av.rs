@@ -134,8 +134,6 @@ pub struct Av {
     pub traffic_class: u8,
     /// Source IP address.
     pub sgid_addr: IpAddr,
-    /// Destination IP address.
-    pub dgid_addr: IpAddr,
 }
 
 impl Av {
@@ -158,8 +156,13 @@ impl Av {
             hop_limit: attr.hop_limit,
             traffic_class: attr.traffic_class,
             sgid_addr: IpAddr::from_gid(&attr.sgid),
-            dgid_addr: IpAddr::from_gid(&attr.dgid),
         }
+    }
+
+    /// Destination IP address, that of the destination GID: derived when
+    /// needed rather than kept beside it (every QP has two AVs).
+    pub fn dgid_addr(&self) -> IpAddr {
+        IpAddr::from_gid(&self.dgid)
     }
 }
 
@@ -223,7 +226,7 @@ mod tests {
         let av = Av::from_attr(&attr(V6, GidType::RoceV2));
         assert_eq!(av.network_type, NETWORK_TYPE_IPV6);
         assert_eq!(av.sgid_addr, IpAddr::V6(V6));
-        assert_eq!(av.dgid_addr, IpAddr::V4([10, 0, 2, 15]));
+        assert_eq!(av.dgid_addr(), IpAddr::V4([10, 0, 2, 15]));
         assert_eq!(av.port_num, 1);
         assert_eq!(av.hop_limit, 64);
         assert_eq!(av.flow_label, 5);

@@ -98,7 +98,7 @@ use core::sync::atomic::{
     Ordering, //
 };
 use kernel::{
-    new_mutex, new_spinlock_irq,
+    new_mutex, new_spinlock, new_spinlock_irq,
     prelude::*,
     sync::{
         Arc,
@@ -106,6 +106,7 @@ use kernel::{
         Completion,
         Mutex,
         MutexGuard,
+        SpinLock,
         SpinLockIrq, //
     },
 };
@@ -205,8 +206,9 @@ pub(crate) struct Qp {
     /// Created by user space: its queues are mapped, its work requests
     /// written there by the provider.
     is_user: bool,
-    /// `enum ib_sig_type`: whether every send completes.
-    sq_sig_type: u32,
+    /// `enum ib_sig_type` is `IB_SIGNAL_ALL_WR`: every send completes
+    /// (the other value, `IB_SIGNAL_REQ_WR`, is the only one besides).
+    sq_sig_all: bool,
     /// The core's QP, named by completions and events.
     ib: CoreObject<bindings::ib_qp>,
     /// The protection domain its memory accesses are checked against.
@@ -227,9 +229,11 @@ pub(crate) struct Qp {
     /// responder consumes it.
     #[pin]
     rq_queue: SpinLockIrq<Option<Queue>>,
-    /// A user QP's mappings, withdrawn by destroy (in process context).
+    /// A user QP's mappings, withdrawn by destroy (taken out under the
+    /// lock, dropped in process context outside it). A spinlock: 20
+    /// bytes less than a mutex in every QP, and nothing sleeps under it.
     #[pin]
-    mappings: Mutex<Option<Mappings>>,
+    mappings: SpinLock<Option<Mappings>>,
     /// The attributes and transport state a modify sets (the C driver's
     /// `state_lock` and what it guards); the receive path takes it too.
     #[pin]
@@ -278,6 +282,20 @@ impl PinnedDrop for Qp {
         self.released.complete_all();
     }
 }
+
+// A QP is one `kmalloc-1k` object (its `Arc`'s count, 8 bytes with the
+// padding, and this) where locks are plain (no lock debugging or RT): the
+// C driver's `rxe_qp` takes a `kmalloc-2k` one, and with the core's
+// `ib_qp` beside it (`kmalloc-512`) this QP stays smaller than C's
+// (Documentation/benchmarks.rst, "Memory per QP"). A field that crosses
+// the line doubles every QP's slab: make room first.
+#[cfg(not(any(
+    CONFIG_DEBUG_SPINLOCK,
+    CONFIG_DEBUG_LOCK_ALLOC,
+    CONFIG_DEBUG_MUTEXES,
+    CONFIG_PREEMPT_RT
+)))]
+const _: () = assert!(size_of::<Qp>() + 8 <= 1024);
 
 impl TxOwner for Qp {
     fn skb_queued(&self) {
@@ -373,7 +391,7 @@ impl Qp {
 
     /// Every send completes (`IB_SIGNAL_ALL_WR`).
     pub(crate) fn sq_sig_all(&self) -> bool {
-        self.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR
+        self.sq_sig_all
     }
 
     /// The send queue.
@@ -948,7 +966,7 @@ fn create(
         0
     };
     let is_user = udata.is_some();
-    let sq_sig_type = init.sq_sig_type;
+    let sq_sig_all = init.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR;
     let (ib, pd) = (new.core(), new.pd());
     // Both CQs are there: checked above.
     let scq = links.send_cq.ok_or(EINVAL)?;
@@ -961,7 +979,7 @@ fn create(
             qpn,
             qp_type,
             is_user,
-            sq_sig_type,
+            sq_sig_all,
             ib,
             pd,
             scq,
@@ -971,7 +989,7 @@ fn create(
             rq,
             sq_queue <- new_spinlock_irq!(sq_queue, "rxe_qp_sq"),
             rq_queue <- new_spinlock_irq!(rq_queue, "rxe_qp_rq"),
-            mappings <- new_mutex!(mappings, "rxe_qp_mappings"),
+            mappings <- new_spinlock!(mappings, "rxe_qp_mappings"),
             attrs <- new_spinlock_irq!(QpAttrs::new(gsi_port), "rxe_qp_attrs"),
             src_port: AtomicU16::new(src_port),
             route <- RouteCache::new(),
@@ -1227,7 +1245,11 @@ fn query(qp: &Qp, attr: &mut QpAttr, init: &mut QpInitAttr) {
             cap.max_recv_sge = rq.max_sge;
         }
     }
-    init.sq_sig_type = qp.sq_sig_type;
+    init.sq_sig_type = if qp.sq_sig_all {
+        bindings::ib_sig_type_IB_SIGNAL_ALL_WR
+    } else {
+        bindings::ib_sig_type_IB_SIGNAL_REQ_WR
+    };
     init.qp_type = qp.qp_type as u32;
     init.port_num = 1;
 }

@@ -92,7 +92,6 @@ use crate::{
         RespState,
         Responder, //
     },
-    srq::RecvWqe,
     task::Step,
     wire::{
         bth::Bth,
@@ -134,6 +133,13 @@ struct SendSide {
     wqe_buf: KVec<u8>,
 }
 
+/// The receive WQE the responder fills: what its completion needs and its
+/// DMA state; its entries are in [`RecvSide::list`].
+struct CurRecv {
+    wr_id: u64,
+    dma: DmaInfo,
+}
+
 /// The receive task's state: the responder.
 struct RecvSide {
     info: RespInfo,
@@ -142,11 +148,14 @@ struct RecvSide {
     head: usize,
     /// The request being answered, taken from the QP's queue.
     cur: Option<RecvPkt>,
-    /// The receive WQE being filled, its DMA state and entries.
-    wqe: Option<(RecvWqe, DmaInfo, KVec<u8>)>,
-    /// The entries' buffer of the last receive WQE completed, for the next
-    /// one: a message allocates nothing once it exists.
-    spare: KVec<u8>,
+    /// The receive WQE being filled.
+    wqe: Option<CurRecv>,
+    /// The entries of the receive WQE being filled, in the layout
+    /// [`copy::copy_data`] walks; kept from one WQE to the next, so that a
+    /// message allocates nothing once it exists. Kept here only, not also
+    /// as a [`crate::srq::RecvWqe`] with room for [`params::MAX_SGE`] of
+    /// them: that would make every QP 512 bytes larger.
+    list: KVec<u8>,
     /// The memory the current RDMA request resolved to.
     mr: Option<copy::RemoteMr>,
     /// A fresh state is due (after a reset).
@@ -187,7 +196,7 @@ impl Rc {
                     head: 0,
                     cur: None,
                     wqe: None,
-                    spare: KVec::new(),
+                    list: KVec::new(),
                     mr: None,
                     fresh: true,
                 },
@@ -981,7 +990,7 @@ impl RespEnv for RespQp<'_> {
         // The entries past `num_sge` may be an earlier WQE's: nothing reads
         // them (the data walk stops at `num_sge`, and a WQE without
         // entries takes no byte).
-        let mut list = core::mem::take(&mut self.r.spare);
+        let list = &mut self.r.list;
         let size = params::MAX_SGE as usize * 16;
         if list.len() != size {
             list.clear();
@@ -990,7 +999,7 @@ impl RespEnv for RespQp<'_> {
             }
         }
         for (i, s) in w.sge.iter().take(w.num_sge as usize).enumerate() {
-            wqe::put_sge(&mut list, 0, i, s.addr, s.length, s.lkey);
+            wqe::put_sge(list, 0, i, s.addr, s.length, s.lkey);
         }
         let dma = DmaInfo {
             length: w.length,
@@ -999,7 +1008,10 @@ impl RespEnv for RespQp<'_> {
             num_sge: w.num_sge,
             sge_offset: 0,
         };
-        self.r.wqe = Some((w, dma, list));
+        self.r.wqe = Some(CurRecv {
+            wr_id: w.wr_id,
+            dma,
+        });
         Ok(())
     }
 
@@ -1008,7 +1020,7 @@ impl RespEnv for RespQp<'_> {
     }
 
     fn recv_len(&self) -> u32 {
-        self.r.wqe.as_ref().map_or(0, |w| w.0.length)
+        self.r.wqe.as_ref().map_or(0, |w| w.dma.length)
     }
 
     fn resolve_rkey(
@@ -1037,9 +1049,10 @@ impl RespEnv for RespQp<'_> {
     fn recv_data(&mut self) -> Result<(), RespState> {
         let pd = self.qp.pd_id();
         let r = &mut *self.r;
-        let Some((_, dma, list)) = r.wqe.as_mut() else {
+        let Some(CurRecv { dma, .. }) = r.wqe.as_mut() else {
             return Err(RespState::ErrMalformedWqe);
         };
+        let list = &r.list;
         copy::copy_data(
             self.rxe,
             pd,
@@ -1149,16 +1162,15 @@ impl RespEnv for RespQp<'_> {
     }
 
     fn complete(&mut self, status: WcStatus) -> Result<(), ()> {
-        let Some((w, dma, list)) = self.r.wqe.take() else {
+        let Some(CurRecv { wr_id, dma }) = self.r.wqe.take() else {
             return Ok(());
         };
-        self.r.spare = list;
         let view = self.r.cur.as_ref().and_then(|p| p.view());
         let mask = view
             .as_ref()
             .map_or(crate::wire::opcode::Mask::NONE, |v| v.mask());
         let mut c = Completion {
-            wr_id: w.wr_id,
+            wr_id,
             status: status.as_raw(),
             qp_num: self.qp.qpn(),
             qp: self.qp.ib_ptr(),
@@ -1202,7 +1214,7 @@ impl RespEnv for RespQp<'_> {
     }
 
     fn reset_recv_wqe(&mut self) {
-        if let Some((_, dma, _)) = self.r.wqe.as_mut() {
+        if let Some(CurRecv { dma, .. }) = self.r.wqe.as_mut() {
             dma.resid = dma.length;
             dma.cur_sge = 0;
             dma.sge_offset = 0;

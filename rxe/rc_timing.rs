@@ -7,6 +7,8 @@
 //!
 //! Kernel-independent: also compiled into the host tests.
 
+use core::num::NonZeroU64;
+
 /// Nanoseconds in a second.
 const NSEC_PER_SEC: u64 = 1_000_000_000;
 
@@ -49,23 +51,43 @@ pub(crate) enum Arm {
     Cancel,
 }
 
+/// A pending deadline: 8 bytes, not 16 as an `Option<u64>` (every QP has
+/// three). A deadline due at 0 is kept as 1: a nanosecond late.
+type At = Option<NonZeroU64>;
+
+fn at(t: u64) -> At {
+    Some(NonZeroU64::new(t).unwrap_or(NonZeroU64::MIN))
+}
+
 /// The pending deadlines of the two timers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Deadlines {
     /// When the retransmission timer expires, if pending.
-    pub(crate) retrans: Option<u64>,
+    retrans: At,
     /// When the RNR NAK timer expires, if pending.
-    pub(crate) rnr: Option<u64>,
+    rnr: At,
     /// The expiry the kernel timer was last started for.
-    armed: Option<u64>,
+    armed: At,
 }
 
 impl Deadlines {
+    /// When the retransmission timer expires, if pending.
+    #[cfg_attr(not(test), expect(dead_code, reason = "for the host tests"))]
+    pub(crate) fn retrans(&self) -> Option<u64> {
+        self.retrans.map(NonZeroU64::get)
+    }
+
+    /// When the RNR NAK timer expires, if pending.
+    #[cfg_attr(not(test), expect(dead_code, reason = "for the host tests"))]
+    pub(crate) fn rnr(&self) -> Option<u64> {
+        self.rnr.map(NonZeroU64::get)
+    }
+
     /// A request packet went out (the requester's `update_state`): the
     /// retransmission timer starts unless it is pending already.
     pub(crate) fn sent(&mut self, now: u64, period: Option<u64>) {
         if let (None, Some(p)) = (self.retrans, period) {
-            self.retrans = Some(now.saturating_add(p));
+            self.retrans = at(now.saturating_add(p));
         }
     }
 
@@ -73,7 +95,7 @@ impl Deadlines {
     /// (`reset_retry_timer`): the retransmission timer starts over.
     pub(crate) fn restart_retrans(&mut self, now: u64, period: Option<u64>) {
         if let Some(p) = period {
-            self.retrans = Some(now.saturating_add(p));
+            self.retrans = at(now.saturating_add(p));
         }
     }
 
@@ -86,13 +108,13 @@ impl Deadlines {
 
     /// An RNR NAK: no retry before `delay` (`mod_timer(&qp->rnr_nak_timer)`).
     pub(crate) fn start_rnr(&mut self, now: u64, delay: u64) {
-        self.rnr = Some(now.saturating_add(delay));
+        self.rnr = at(now.saturating_add(delay));
     }
 
     /// Takes the timers due at `now`: they are no longer pending.
     pub(crate) fn expire(&mut self, now: u64) -> Fired {
-        let due = |d: &mut Option<u64>| {
-            let fired = d.is_some_and(|t| t <= now);
+        let due = |d: &mut At| {
+            let fired = d.is_some_and(|t| t.get() <= now);
             if fired {
                 *d = None;
             }
@@ -124,7 +146,7 @@ impl Deadlines {
         if want == self.armed {
             return Arm::Keep;
         }
-        let pending = self.armed.filter(|&a| a > now);
+        let pending = self.armed.filter(|&a| a.get() > now);
         match (want, pending) {
             // Pending and firing no later than needed (or nothing needed):
             // it fires early, and the send task sets it again then.
@@ -135,7 +157,7 @@ impl Deadlines {
         self.armed = want;
         match want {
             None => Arm::Cancel,
-            Some(t) => Arm::Start(t.saturating_sub(now)),
+            Some(t) => Arm::Start(t.get().saturating_sub(now)),
         }
     }
 
@@ -168,19 +190,19 @@ mod tests {
     fn sent_starts_only_an_idle_timer() {
         let mut d = Deadlines::default();
         d.sent(100, Some(50));
-        assert_eq!(d.retrans, Some(150));
+        assert_eq!(d.retrans(), Some(150));
         d.sent(120, Some(50));
-        assert_eq!(d.retrans, Some(150));
+        assert_eq!(d.retrans(), Some(150));
         d.restart_retrans(130, Some(50));
-        assert_eq!(d.retrans, Some(180));
+        assert_eq!(d.retrans(), Some(180));
         d.all_acked();
-        assert_eq!(d.retrans, None);
+        assert_eq!(d.retrans(), None);
         d.sent(200, Some(50));
-        assert_eq!(d.retrans, Some(250));
+        assert_eq!(d.retrans(), Some(250));
         let mut n = Deadlines::default();
         n.sent(100, None);
         n.restart_retrans(100, None);
-        assert_eq!(n.retrans, None);
+        assert_eq!(n.retrans(), None);
     }
 
     #[test]
@@ -196,7 +218,7 @@ mod tests {
                 rnr: true
             }
         );
-        assert_eq!(d.rnr, None);
+        assert_eq!(d.rnr(), None);
         assert_eq!(
             d.expire(500),
             Fired {

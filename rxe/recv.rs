@@ -81,10 +81,6 @@ pub(crate) struct RecvPkt {
     /// The opcode's mask, with [`Mask::GRH`] (every RoCE v2 packet has an
     /// IP header) and [`Mask::LOOPBACK`] as the C driver adds them.
     pub(crate) mask: Mask,
-    /// The IP source address (the GRH's SGID).
-    pub(crate) saddr: IpAddr,
-    /// The IP destination address (the GRH's DGID).
-    pub(crate) daddr: IpAddr,
     /// The port it arrived on (always 1).
     pub(crate) port_num: u8,
     /// The P_Key index it matched (always 0, as C).
@@ -189,17 +185,16 @@ fn rcv_or_drop(dev: &Device<Rxe>, ndev: &NetDevice, pkt: Packet) -> Result<(), D
     let skblen = u64::from(pkt.paylen) + pkt.skb.headers().len() as u64;
     rxe.count_add(params::CNT_RCVD_BYTES, skblen);
     rxe.count(params::CNT_RCVD_PKTS);
+    let daddr = pkt.daddr;
     let rpkt = RecvPkt {
         skb: pkt.skb,
         mask,
-        saddr: pkt.saddr,
-        daddr: pkt.daddr,
         port_num: 1,
         pkey_index: 0,
     };
     match qp {
         Some(qp) => deliver(dev, &qp, rpkt),
-        None => rcv_mcast(dev, rpkt),
+        None => rcv_mcast(dev, rpkt, &daddr),
     }
 }
 
@@ -220,9 +215,10 @@ fn deliver(dev: &Device<Rxe>, qp: &Arc<Qp>, pkt: RecvPkt) -> Result<(), DropReas
 
 /// A multicast packet to every QP of its group that takes it
 /// (`rxe_rcv_mcast_pkt`): a clone of the skb for each but the last, which
-/// gets the packet itself. A QP that refuses it is skipped.
-fn rcv_mcast(dev: &Device<Rxe>, pkt: RecvPkt) -> Result<(), DropReason> {
-    let mgid = match pkt.daddr {
+/// gets the packet itself. A QP that refuses it is skipped. `daddr` is
+/// its IP destination, the group's address.
+fn rcv_mcast(dev: &Device<Rxe>, pkt: RecvPkt, daddr: &IpAddr) -> Result<(), DropReason> {
+    let mgid = match *daddr {
         IpAddr::V4(a) => roce::gid_of_ipv4(a),
         IpAddr::V6(a) => a,
     };
@@ -243,8 +239,6 @@ fn rcv_mcast(dev: &Device<Rxe>, pkt: RecvPkt) -> Result<(), DropReason> {
             let copy = RecvPkt {
                 skb,
                 mask: pkt.mask,
-                saddr: pkt.saddr,
-                daddr: pkt.daddr,
                 port_num: pkt.port_num,
                 pkey_index: pkt.pkey_index,
             };
@@ -290,7 +284,7 @@ fn check_addr(qp: &Qp, pkt: &Packet) -> Result<(), DropReason> {
         return Ok(());
     }
     let (port_ok, ours, theirs) =
-        qp.with_attrs(|a| (a.port_num == 1, a.pri_av.sgid_addr, a.pri_av.dgid_addr));
+        qp.with_attrs(|a| (a.port_num == 1, a.pri_av.sgid_addr, a.pri_av.dgid_addr()));
     if !port_ok || !same_addr(&pkt.daddr, &ours) || !same_addr(&pkt.saddr, &theirs) {
         return Err(DropReason::Addr);
     }

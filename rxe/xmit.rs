@@ -40,7 +40,7 @@ pub(crate) fn dest_of(av: &Av) -> Dest {
     Dest {
         sgid_index: av.sgid_index,
         src: ip_of(av.sgid_addr),
-        dst: ip_of(av.dgid_addr),
+        dst: ip_of(av.dgid_addr()),
         dmac: av.dmac,
         tclass: av.traffic_class,
         hop_limit: av.hop_limit,
