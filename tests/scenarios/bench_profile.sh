@@ -1,7 +1,12 @@
-# Where the time goes in ib_send_bw -s 65536 (300 messages), for the c set
-# then the rust set in the same two guests: perf's cpu-clock software event
-# over 25 s in both guests (by symbol, and by command and object), and
-# rxe0's hw_counters after the transfer, in $RUN/<role>/prof/<set>.*. Not
+# Where the time goes in ib_<op>_bw -s <size> (PROF_OP send, PROF_SIZE
+# 65536, PROF_ITERS 1000 messages by default), for the c set then the rust
+# set in the same two guests: perf's cpu-clock software event over the
+# transfer in both guests (by symbol; by command, object and symbol; the
+# callers of the irq-enabling unlocks and of the NIC's kick), the CPU time
+# the guest spent busy during it (/proc/stat, in USER_HZ ticks: user,
+# system, softirq; <set>.cpu), its interrupts, context switches and network
+# softirqs (<set>.sched), and rxe0's hw_counters after the transfer, in
+# $RUN/<role>/prof/<set>.*. Not
 # part of any test set; run on the bench kernel with the benchmark's clock:
 #   RRXE_GUEST_APPEND="tsc_early_khz=<host kHz>" tests/guest/run-pair.sh \
 #       RUNDIR "$KB" "$MOD" bench bench bench_profile
@@ -9,6 +14,11 @@
 # of the same window, not single symbols.
 # timeout: 900
 KREL=$(uname -r)
+OP=${PROF_OP:-send} SIZE=${PROF_SIZE:-65536} ITERS=${PROF_ITERS:-1000}
+# user nice system idle iowait irq softirq of the cpu line.
+cpu_ticks() { awk '$1 == "cpu" { print $2, $3, $4, $5, $6, $7, $8 }' /proc/stat; }
+# Interrupts, context switches and softirqs (NET_RX, NET_TX) so far.
+sched_counts() { awk '$1 == "intr" || $1 == "ctxt" { printf "%s ", $2 } $1 == "softirq" { printf "%s %s ", $6, $5 }' /proc/stat; }
 OUT=$RUN/$ROLE/prof
 mkdir -p "$OUT"
 cd /tmp || exit 1
@@ -31,27 +41,38 @@ for SET in c rust; do
 	barrier "up.$SET" 120 >/dev/null || exit 1
 	GIDX=$(gid_index_v4 rxe0 "$MYIP")
 	rm -f /tmp/*.counters
-	perf record -e cpu-clock -a -g -o /tmp/perf.data -- sleep 25 >/dev/null 2>&1 &
+	perf record -e cpu-clock -a -g -o /tmp/perf.data -- sleep 60 >/dev/null 2>&1 &
 	ppid=$!
 	sleep 1
+	t0=$(cpu_ticks) c0=$(sched_counts)
 	if [ "$ROLE" = a ]; then
-		timeout 40 ib_send_bw -d rxe0 -x "$GIDX" -s 65536 -n 300 -F >"$OUT/$SET.srv" 2>&1 &
+		timeout 55 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$SET.srv" 2>&1 &
 		spid=$!
 		sleep 1
 		notify "ready.$SET"
-		await "done.$SET" 60
+		await "done.$SET" 90
 		wait $spid
 	else
 		await "ready.$SET" 60
 		sleep 0.3
-		timeout 40 ib_send_bw -d rxe0 -x "$GIDX" -s 65536 -n 300 -F "$PEERIP" >"$OUT/$SET.cli" 2>&1
+		timeout 55 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$PEERIP" >"$OUT/$SET.cli" 2>&1
 		notify "done.$SET"
 	fi
+	t1=$(cpu_ticks) c1=$(sched_counts)
+	echo "$c0 $c1" | awk '{ printf "interrupts %d, context switches %d, NET_RX softirqs %d, NET_TX softirqs %d\n", $5-$1, $6-$2, $7-$3, $8-$4 }' >"$OUT/$SET.sched"
+	echo "$t0 $t1" | awk '{ printf "busy ticks: user %d system %d softirq %d irq %d, idle %d\n", $8-$1+$9-$2, $10-$3, $14-$7, $13-$6, $11-$4 }' >"$OUT/$SET.cpu"
+	kill -INT $ppid 2>/dev/null
 	wait $ppid
 	for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
 		echo "$(basename "$f") $(cat "$f")"
 	done >"$OUT/$SET.counters" 2>/dev/null
-	perf report -i /tmp/perf.data --no-children --sort sym --stdio -g none 2>/dev/null | grep -v '^$' | head -150 >"$OUT/$SET.sym"
+	perf report -i /tmp/perf.data --kallsyms=/proc/kallsyms --no-children --sort sym --stdio -g none 2>/dev/null | grep -v '^$' | head -150 >"$OUT/$SET.sym"
+	perf report -i /tmp/perf.data --kallsyms=/proc/kallsyms --no-children --sort comm,dso,sym --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -300 >"$OUT/$SET.commsym"
+	# Who holds interrupts off (a sample taken meanwhile lands on the
+	# unlock that re-enables them) and who kicks the NIC.
+	perf report -i /tmp/perf.data --kallsyms=/proc/kallsyms --no-children --sort sym \
+		-S _raw_spin_unlock_irq_enable,_raw_spin_unlock_irqrestore,_raw_spin_unlock_irq,vp_notify \
+		--call-graph=graph,0.3,callee,function,percent --stdio 2>/dev/null | grep -v '^$' | head -400 >"$OUT/$SET.callers"
 	perf report -i /tmp/perf.data --no-children --sort comm,dso --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -30 >"$OUT/$SET.dso"
 	rm -f /tmp/perf.data
 	barrier "end.$SET" 120 >/dev/null
