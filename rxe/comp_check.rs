@@ -145,6 +145,19 @@ pub(crate) struct HeadWqe {
 }
 
 impl HeadWqe {
+    /// A WQE known by its state only, for a walk without a response, in
+    /// which nothing else of a WQE neither done nor failed is read
+    /// ([`get_wqe`], [`error_retry`]).
+    pub(crate) fn of_state(state: WqeState) -> Self {
+        Self {
+            state,
+            wr_op: 0,
+            wr_mask: 0,
+            first_psn: 0,
+            last_psn: 0,
+        }
+    }
+
     fn is_read_or_atomic(&self) -> bool {
         self.wr_mask & (wr_mask::READ | wr_mask::ATOMIC) != 0
     }

@@ -305,6 +305,19 @@ fn fetch(qp: &Qp, at: Option<u32>, buf: &mut KVec<u8>) -> Result<Fetched> {
     }
 }
 
+/// The state of the send queue's oldest WQE, read in place; `None` if the
+/// queue is empty.
+fn head_state(qp: &Qp) -> Option<WqeState> {
+    let q = qp.sq_queue().lock();
+    let cons = q.consumer(QueueType::FromClient);
+    if cons == q.producer(QueueType::FromClient) {
+        return None;
+    }
+    q.read::<u32>(cons, wqe_off::STATE)
+        .ok()
+        .map(WqeState::from_raw)
+}
+
 /// A send WQE's bytes, copied out of its queue element (as [`fetch`]).
 fn read_elem(qp: &Qp, index: u32, buf: &mut KVec<u8>) -> Result {
     fetch(qp, Some(index), buf).map(|_| ())
@@ -342,16 +355,32 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
         s.flags.wait_for_rnr_timer = false;
     }
     let mut buf = core::mem::take(&mut s.wqe_buf);
-    let req = requester(&dev, qp, &mut s, &mut buf);
-    let comp = completer(&dev, qp, &mut s, &mut buf);
+    let mut step = Step::Done;
+    for _ in 0..SEND_STEPS_PER_CALL {
+        let req = requester(&dev, qp, &mut s, &mut buf);
+        let comp = completer(&dev, qp, &mut s, &mut buf);
+        step = if req == Step::More || comp == Step::More {
+            Step::More
+        } else {
+            Step::Done
+        };
+        if step == Step::Done {
+            break;
+        }
+    }
     s.wqe_buf = buf;
     s.timer.arm(qp);
-    if req == Step::More || comp == Step::More {
-        Step::More
-    } else {
-        Step::Done
-    }
+    step
 }
+
+/// Requester and completer steps (a packet sent, a response taken) the send
+/// task takes in one call, with one device reference, one hold of the
+/// send side's lock and one update of the kernel timer: C's `rxe_sender`
+/// takes one a call. A run of the task (rxe/task.rs) is then up to 16
+/// times [`crate::task::MAX_ITERATIONS`] packets before it queues itself
+/// again; the workqueue is unbound, so other QPs' tasks run in workers of
+/// their own meanwhile, preempted and scheduled by the scheduler.
+const SEND_STEPS_PER_CALL: u32 = 16;
 
 /// `rxe_requester` for RC/UC.
 fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u8>) -> Step {
@@ -694,6 +723,17 @@ impl CompEnv for CompQp<'_> {
     }
 
     fn head(&mut self) -> Option<HeadWqe> {
+        if self.cur.is_none() && self.loaded.is_none() {
+            // No response: a WQE neither done nor failed leaves the walk
+            // at once (`get_wqe`), which then looks at its state only (a
+            // retry on timeout): that is read in place, as C does, not the
+            // whole WQE copied out once a packet the requester sends.
+            if let Some(state) = head_state(self.qp) {
+                if !matches!(state, WqeState::Done | WqeState::Error) {
+                    return Some(HeadWqe::of_state(state));
+                }
+            }
+        }
         self.load()?;
         let t = self.qp.qp_type();
         SendWqeBytes::new(&mut self.buf).map(|w| w.head(t))
@@ -1241,77 +1281,99 @@ impl RespEnv for RespQp<'_> {
     }
 }
 
-/// The receive task (`rxe_receiver`) for a connected QP: the responder.
+/// Request packets the responder answers in one call of the receive task,
+/// with one device reference and one hold of its state's lock: C's
+/// `rxe_receiver` takes one a call, which here would set up and tear down
+/// that state once a packet.
+const RESP_PACKETS_PER_CALL: u32 = 16;
+
+/// The receive task (`rxe_receiver`) for a connected QP: the responder,
+/// for up to [`RESP_PACKETS_PER_CALL`] packets. The QP's state and
+/// attributes are read again before each packet (one hold of their lock,
+/// which also stores the previous packet's PSN), so a modify between two
+/// packets is seen as between two calls.
 pub(crate) fn receiver(qp: &Arc<Qp>) -> Step {
-    if !matches!(qp.state(), QpState::Rtr | QpState::Rts | QpState::Sqd) {
-        return Step::Done;
-    }
     let Some(dev) = qp.device() else {
         return Step::Done;
     };
     let rxe = dev.data();
     let mut r = qp.rc().recv.lock();
-    let (cfg, rq_psn, nres) = qp.with_attrs(|a| {
-        (
-            RespCfg {
-                t: qp.qp_type(),
-                mtu: a.mtu,
-                access: a.qp_access_flags,
-                max_dest_rd_atomic: a.rd_atomic_resources,
-                has_srq: qp.has_srq(),
-                min_rnr_timer: a.min_rnr_timer,
-            },
-            a.resp_psn,
-            a.rd_atomic_resources as usize,
-        )
-    });
-    if r.fresh || r.slots.len() != nres {
-        // After a reset, or with another `max_dest_rd_atomic`
-        // (`free_rd_atomic_resources`, `alloc_rd_atomic_resources`): the
-        // replay resources are new and empty.
-        r.slots.clear();
-        if r.slots
-            .resize(nres, ReplayRes::default(), GFP_KERNEL)
-            .is_err()
-        {
+    let mut done_psn: Option<u32> = None;
+    let mut again = false;
+    for _ in 0..RESP_PACKETS_PER_CALL {
+        let (state, cfg, rq_psn, nres) = qp.with_attrs_mut(|a| {
+            if let Some(psn) = done_psn {
+                a.resp_psn = psn;
+            }
+            (
+                a.state,
+                RespCfg {
+                    t: qp.qp_type(),
+                    mtu: a.mtu,
+                    access: a.qp_access_flags,
+                    max_dest_rd_atomic: a.rd_atomic_resources,
+                    has_srq: qp.has_srq(),
+                    min_rnr_timer: a.min_rnr_timer,
+                },
+                a.resp_psn,
+                a.rd_atomic_resources as usize,
+            )
+        });
+        if !matches!(state, QpState::Rtr | QpState::Rts | QpState::Sqd) {
             return Step::Done;
         }
-        r.head = 0;
-        // No read or atomic is in progress on a freed resource.
-        r.info.res = None;
-    }
-    if r.fresh {
-        r.info = RespInfo::new(rq_psn);
-        r.ctx = RdmaCtx::default();
-        r.fresh = false;
-    }
-    r.info.psn = rq_psn;
-    // The resources and the rest of the state are borrowed separately.
-    let mut slots = core::mem::take(&mut r.slots);
-    let mut head = r.head;
-    let mut info = r.info;
-    let mut ctx = r.ctx;
-    let again = {
-        let mut env = RespQp {
-            dev: &dev,
-            rxe: &rxe,
-            qp,
-            r: &mut r,
+        if r.fresh || r.slots.len() != nres {
+            // After a reset, or with another `max_dest_rd_atomic`
+            // (`free_rd_atomic_resources`, `alloc_rd_atomic_resources`): the
+            // replay resources are new and empty.
+            r.slots.clear();
+            if r.slots
+                .resize(nres, ReplayRes::default(), GFP_KERNEL)
+                .is_err()
+            {
+                return Step::Done;
+            }
+            r.head = 0;
+            // No read or atomic is in progress on a freed resource.
+            r.info.res = None;
+        }
+        if r.fresh {
+            r.info = RespInfo::new(rq_psn);
+            r.ctx = RdmaCtx::default();
+            r.fresh = false;
+        }
+        r.info.psn = rq_psn;
+        // The resources and the rest of the state are borrowed separately.
+        let mut slots = core::mem::take(&mut r.slots);
+        let mut head = r.head;
+        let mut info = r.info;
+        let mut ctx = r.ctx;
+        again = {
+            let mut env = RespQp {
+                dev: &dev,
+                rxe: &rxe,
+                qp,
+                r: &mut r,
+            };
+            let mut resp = Responder {
+                info: &mut info,
+                ctx: &mut ctx,
+                res: Resources::new(&mut slots, &mut head),
+            };
+            resp_check::run(&mut env, &cfg, &mut resp)
         };
-        let mut resp = Responder {
-            info: &mut info,
-            ctx: &mut ctx,
-            res: Resources::new(&mut slots, &mut head),
-        };
-        resp_check::run(&mut env, &cfg, &mut resp)
-    };
-    r.slots = slots;
-    r.head = head;
-    r.info = info;
-    r.ctx = ctx;
-    let psn = info.psn;
-    qp.with_attrs_mut(|a| a.resp_psn = psn);
-    let _ = QpType::Rc;
+        r.slots = slots;
+        r.head = head;
+        r.info = info;
+        r.ctx = ctx;
+        done_psn = Some(info.psn);
+        if !again {
+            break;
+        }
+    }
+    if let Some(psn) = done_psn {
+        qp.with_attrs_mut(|a| a.resp_psn = psn);
+    }
     if again {
         Step::More
     } else {

@@ -718,22 +718,26 @@ impl<'a> SendWqeBytes<'a> {
         Some(Self { b })
     }
 
+    #[inline]
     fn u32_at(&self, off: usize) -> u32 {
         let mut v = [0u8; 4];
         v.copy_from_slice(&self.b[off..off + 4]);
         u32::from_ne_bytes(v)
     }
 
+    #[inline]
     fn u64_at(&self, off: usize) -> u64 {
         let mut v = [0u8; 8];
         v.copy_from_slice(&self.b[off..off + 8]);
         u64::from_ne_bytes(v)
     }
 
+    #[inline]
     fn put32(&mut self, off: usize, v: u32) {
         self.b[off..off + 4].copy_from_slice(&v.to_ne_bytes());
     }
 
+    #[inline]
     fn put64(&mut self, off: usize, v: u64) {
         self.b[off..off + 8].copy_from_slice(&v.to_ne_bytes());
     }

@@ -40,16 +40,28 @@ struct Mock {
     ev: Vec<Ev>,
     req_psn: u32,
     copy_fails: bool,
+    /// As rxe/rc.rs's `CompQp::head`: without a response in the run, a
+    /// head WQE neither done nor failed is given by its state only.
+    state_only: bool,
+    took_resp: bool,
 }
 
 impl CompEnv for Mock {
     fn next_resp(&mut self) -> Option<Resp> {
         let (r, p) = self.resps.pop_front()?;
         self.cur_payload = p;
+        self.took_resp = true;
         Some(r)
     }
     fn head(&mut self) -> Option<HeadWqe> {
-        self.sq.front().map(|w| w.head)
+        let h = self.sq.front().map(|w| w.head)?;
+        if self.state_only
+            && !self.took_resp
+            && !matches!(h.state, WqeState::Done | WqeState::Error)
+        {
+            return Some(HeadWqe::of_state(h.state));
+        }
+        Some(h)
     }
     fn set_status(&mut self, s: WcStatus) {
         self.ev.push(Ev::Status(s));
@@ -167,6 +179,7 @@ impl Bench {
     }
 
     fn run(&mut self, timeout: bool) -> bool {
+        self.m.took_resp = false;
         run(
             &mut self.m,
             &mut self.comp,
@@ -190,6 +203,39 @@ impl Bench {
 
     fn take(&mut self) -> Vec<Ev> {
         core::mem::take(&mut self.m.ev)
+    }
+}
+
+/// Without a response, a run needs nothing of a WQE neither done nor
+/// failed but its state: the kernel reads only that (`CompQp::head`), and
+/// every outcome, the timeout's retries and their exhaustion included, is
+/// the same as with the whole WQE.
+#[test]
+fn a_run_without_response_needs_only_the_state() {
+    for state in [
+        WqeState::Posted,
+        WqeState::Processing,
+        WqeState::Pending,
+        WqeState::Done,
+        WqeState::Error,
+    ] {
+        for retries in [0u8, 2] {
+            let outcome = |state_only: bool| {
+                let mut b = Bench::new(0);
+                b.lim.retry_cnt = retries;
+                b.comp = CompInfo::new(0, b.lim);
+                b.m.state_only = state_only;
+                b.sent(1, wr::RDMA_READ, 2, 2048);
+                b.sent(2, wr::SEND, 1, 0);
+                b.m.sq[0].head.state = state;
+                let mut runs = Vec::new();
+                for timeout in [true, false, true, true, true] {
+                    runs.push((b.run(timeout), b.req, b.comp, b.take()));
+                }
+                runs
+            };
+            assert_eq!(outcome(false), outcome(true), "{state:?}, {retries} retries");
+        }
     }
 }
 
