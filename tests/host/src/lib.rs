@@ -24,6 +24,9 @@ pub mod cm;
 #[cfg(test)]
 mod ucma_fuzz;
 
+/// The cargo-fuzz targets' entry points (tests/fuzz).
+pub mod fuzz_entry;
+
 #[cfg(test)]
 mod cm_msgs_test;
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Random-input tests of the rdma_cm command decoders (`ucma/cmd.rs`,
-//! `ucma/abi.rs`), the stand-in for a fuzzer of the ucma write path (see
-//! `wire_tests/fuzz.rs` for why not cargo-fuzz). Every write userspace can
+//! `ucma/abi.rs`), run in every `cargo test` (the coverage-guided fuzzer of
+//! the same decoders is `tests/fuzz`'s `ucma_write`). Every write userspace can
 //! make is a header then a command body that the module copies into a
 //! fixed-size array and decodes; these feed both random bytes, biased
 //! towards the values the decoders branch on (address families and their

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Random-input tests, the stand-in for a fuzzer: cargo-fuzz needs a nightly
-//! toolchain and this project has the stable one only. Each test runs a fixed
+//! Random-input tests, run in every `cargo test` (the coverage-guided fuzzer
+//! of the parser is `tests/fuzz`'s `rxe_packet`). Each test runs a fixed
 //! number of cases from a fixed seed, which it prints (`-- --nocapture`);
 //! `RRXE_WIRE_SEED=<n>` replays or varies it. The tests check that the
 //! parser, the builder and the ICRC never panic (the host build has overflow
