@@ -72,6 +72,22 @@ fn body<const N: usize>(b: &[u8]) -> Option<[u8; N]> {
     b.get(..N)?.try_into().ok()
 }
 
+/// A command body of which the user gave `in_len` bytes, the rest zero, as
+/// the module reads the commands that grew (`read_cmd_partial`).
+fn partial<const N: usize>(b: &[u8], in_len: usize) -> [u8; N] {
+    let mut x = [0u8; N];
+    let n = in_len.min(N).min(b.len());
+    x[..n].copy_from_slice(&b[..n]);
+    x
+}
+
+/// A CONNECT or ACCEPT shorter than its full `size` carries no ECE.
+fn no_ece_unless_given(c: &Connect, in_len: usize, size: usize) {
+    if in_len < size {
+        assert_eq!((c.ece.vendor_id, c.ece.attr_mod), (0, 0));
+    }
+}
+
 /// `data` as a write to `/dev/infiniband/rdma_cm`: the header decoded
 /// against the write's length, then the body of its command decoded as the
 /// module's dispatch does before it acts on anything.
@@ -115,27 +131,13 @@ pub fn ucma_write(data: &[u8]) {
         Cmd::QueryRoute | Cmd::Query => {
             let _ = body(b).map(|x| Query::decode(&x));
         }
-        Cmd::Connect => {
-            if in_len >= Connect::MIN_IN {
-                let mut x = [0u8; Connect::SIZE];
-                let n = in_len.min(Connect::SIZE).min(b.len());
-                x[..n].copy_from_slice(&b[..n]);
-                let c = Connect::decode(&x, in_len);
-                if in_len < Connect::SIZE {
-                    assert_eq!((c.ece.vendor_id, c.ece.attr_mod), (0, 0));
-                }
-            }
+        Cmd::Connect if in_len >= Connect::MIN_IN => {
+            let c = Connect::decode(&partial(b, in_len), in_len);
+            no_ece_unless_given(&c, in_len, Connect::SIZE);
         }
-        Cmd::Accept => {
-            if in_len >= Connect::ACCEPT_MIN_IN {
-                let mut x = [0u8; Connect::ACCEPT_SIZE];
-                let n = in_len.min(Connect::ACCEPT_SIZE).min(b.len());
-                x[..n].copy_from_slice(&b[..n]);
-                let c = Connect::decode_accept(&x, in_len);
-                if in_len < Connect::ACCEPT_SIZE {
-                    assert_eq!((c.ece.vendor_id, c.ece.attr_mod), (0, 0));
-                }
-            }
+        Cmd::Accept if in_len >= Connect::ACCEPT_MIN_IN => {
+            let c = Connect::decode_accept(&partial(b, in_len), in_len);
+            no_ece_unless_given(&c, in_len, Connect::ACCEPT_SIZE);
         }
         Cmd::Reject => {
             if let Some(Some(r)) = body(b).map(|x| Reject::decode(&x)) {
