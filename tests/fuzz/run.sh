@@ -14,7 +14,8 @@
 set -euo pipefail
 secs=${1:-60}
 here=$(cd "$(dirname "$0")" && pwd)
-command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked >/dev/null 2>&1
+# Its output goes to stderr: tests/run keeps that in fuzz.log.
+command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked >&2
 export RUSTC_BOOTSTRAP=1
 rc=0
 # cargo-fuzz needs a Cargo project to start from: the host tests' crate,

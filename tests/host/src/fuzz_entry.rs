@@ -8,6 +8,7 @@
 //! kernel's does; an index out of bounds; a broken invariant asserted
 //! below) is what the fuzzer reports.
 
+use crate::crc::crc32_le;
 use crate::rxe_wire::{
     icrc::{
         IpHdr,
@@ -24,21 +25,6 @@ use crate::ucma_cmd::{
     CmdHdr,
     CMD_HDR_SIZE, //
 };
-
-/// The kernel's `crc32_le` (reflected, polynomial 0xedb88320), bit by bit.
-fn crc32_le(mut crc: u32, data: &[u8]) -> u32 {
-    for &b in data {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xedb8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    crc
-}
 
 /// An IPv4 header with no options, for the ICRC's pseudo header.
 const IPV4: [u8; 20] = [

@@ -24,6 +24,9 @@ pub mod cm;
 #[cfg(test)]
 mod ucma_fuzz;
 
+/// A software crc32_le (the ICRC tests, the fuzz entry points).
+mod crc;
+
 /// The cargo-fuzz targets' entry points (tests/fuzz).
 pub mod fuzz_entry;
 

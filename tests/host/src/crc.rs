@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A software `crc32_le` with the kernel's semantics, for the ICRC tests.
+//! A software `crc32_le` with the kernel's semantics, for the ICRC tests
+//! and the cargo-fuzz entry points (`fuzz_entry.rs`).
 
 /// The kernel's `crc32_le(crc, p, len)`: reflected polynomial 0xedb88320,
 /// no inversion on entry or exit. Bit by bit: the definition.
+#[cfg(test)]
 pub fn crc32_le_bitwise(mut crc: u32, data: &[u8]) -> u32 {
     for &byte in data {
         crc ^= u32::from(byte);
