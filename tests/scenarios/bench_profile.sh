@@ -6,7 +6,9 @@
 # the guest spent busy during it (/proc/stat, in USER_HZ ticks: user,
 # system, softirq; <set>.cpu), its interrupts, context switches and network
 # softirqs (<set>.sched), and rxe0's hw_counters after the transfer, in
-# $RUN/<role>/prof/<set>.*. Not
+# $RUN/<role>/prof/<set>.*. With PROF_LOOPBACK=1 both ends run on guest a
+# (client to its own address, as the benchmark's loopback row) and guest
+# b only keeps step. Not
 # part of any test set; run on the bench kernel with the benchmark's clock:
 #   RRXE_GUEST_APPEND="tsc_early_khz=<host kHz>" tests/guest/run-pair.sh \
 #       RUNDIR "$KB" "$MOD" bench bench bench_profile
@@ -15,6 +17,7 @@
 # timeout: 900
 KREL=$(uname -r)
 OP=${PROF_OP:-send} SIZE=${PROF_SIZE:-65536} ITERS=${PROF_ITERS:-1000}
+LOOPBACK=${PROF_LOOPBACK:-}
 # user nice system idle iowait irq softirq of the cpu line.
 cpu_ticks() { awk '$1 == "cpu" { print $2, $3, $4, $5, $6, $7, $8 }' /proc/stat; }
 # Interrupts, context switches and softirqs (NET_RX, NET_TX) so far.
@@ -45,7 +48,18 @@ for SET in c rust; do
 	ppid=$!
 	sleep 1
 	t0=$(cpu_ticks) c0=$(sched_counts)
-	if [ "$ROLE" = a ]; then
+	if [ -n "$LOOPBACK" ]; then
+		if [ "$ROLE" = a ]; then
+			timeout 55 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$SET.srv" 2>&1 &
+			spid=$!
+			sleep 1
+			timeout 55 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$MYIP" >"$OUT/$SET.cli" 2>&1
+			wait $spid
+			notify "done.$SET"
+		else
+			await "done.$SET" 90
+		fi
+	elif [ "$ROLE" = a ]; then
 		timeout 55 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$SET.srv" 2>&1 &
 		spid=$!
 		sleep 1
