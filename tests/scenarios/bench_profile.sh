@@ -2,7 +2,8 @@
 # 65536, PROF_ITERS 1000 messages by default), for the c set then the rust
 # set in the same two guests: perf's cpu-clock software event over the
 # transfer in both guests (by symbol; by command, object and symbol; the
-# callers of the irq-enabling unlocks and of the NIC's kick), the CPU time
+# callers of the irq-enabling unlocks and of the NIC's kick; <set>.incl
+# the drivers' functions with what they call), the CPU time
 # the guest spent busy during it (/proc/stat, in USER_HZ ticks: user,
 # system, softirq; <set>.cpu), its interrupts, context switches and network
 # softirqs (<set>.sched), and rxe0's hw_counters after the transfer, in
@@ -87,6 +88,10 @@ for SET in c rust; do
 	perf report -i /tmp/perf.data --kallsyms=/proc/kallsyms --no-children --sort sym \
 		-S _raw_spin_unlock_irq_enable,_raw_spin_unlock_irqrestore,_raw_spin_unlock_irq,vp_notify \
 		--call-graph=graph,0.3,callee,function,percent --stdio 2>/dev/null | grep -v '^$' | head -400 >"$OUT/$SET.callers"
+	# Inclusive shares of the drivers' own functions (what each part of
+	# the transport costs with everything it calls).
+	perf report -i /tmp/perf.data --kallsyms=/proc/kallsyms --children --sort sym --stdio -g none 2>/dev/null |
+		grep -E 'rxe|rrxe|_rcv|xmit' | head -80 >"$OUT/$SET.incl"
 	perf report -i /tmp/perf.data --no-children --sort comm,dso --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -30 >"$OUT/$SET.dso"
 	rm -f /tmp/perf.data
 	barrier "end.$SET" 120 >/dev/null
