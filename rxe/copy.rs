@@ -37,7 +37,8 @@ use crate::{
     keys,
     mr::{
         Lookup,
-        Mr, //
+        Mr,
+        MrCache, //
     },
     mw::BindRequest,
     queue::Queue,
@@ -94,6 +95,7 @@ fn from_mr_error(e: Error) -> CopyError {
 /// `RESPST_ERR_MALFORMED_WQE`, the completer with `IB_WC_LOC_PROT_ERR`.
 pub(crate) fn copy_data(
     rxe: &RxeDev,
+    mrs: &mut MrCache,
     pd: PdId,
     access: u32,
     dma: &mut DmaInfo,
@@ -107,7 +109,7 @@ pub(crate) fn copy_data(
             .ok_or(CopyError::Inval)?;
         // The lookup and the copy in one hold of the region's lock.
         rxe.mrs
-            .copy_local(pd, access, c.sge.lkey, c.iova, part)
+            .copy_local(mrs, pd, access, c.sge.lkey, c.iova, part)
             .ok_or(CopyError::Inval)?
             .map_err(from_mr_error)
     })
@@ -172,7 +174,15 @@ pub(crate) fn copy_wqe_data(
     buf: CopyBuf<'_>,
 ) -> Result<(), CopyError> {
     let (mut dma, head, list) = dma::split_wqe(wqe, dma_off)?;
-    copy_data(rxe, pd, access, &mut dma, list, buf)?;
+    copy_data(
+        rxe,
+        &mut MrCache::default(),
+        pd,
+        access,
+        &mut dma,
+        list,
+        buf,
+    )?;
     dma.encode(head).ok_or(CopyError::Inval)
 }
 

@@ -350,6 +350,22 @@ fn key_ok(g: &Inner, pd: PdId, access: u32, key: u32, kind: Lookup) -> bool {
     k == key && g.pd == pd && keys::access_allows(g.access, access) && g.state == MrState::Valid
 }
 
+/// [`Mr::copy_locked`] once the key checks passed, nothing for no bytes.
+fn copy_checked(mr: &Mr, g: &Inner, iova: u64, buf: CopyBuf<'_>) -> Result {
+    if buf.is_empty() {
+        return Ok(());
+    }
+    mr.copy_locked(g, iova, buf)
+}
+
+/// The region the last local copy of a task's call used ([`Mrs::copy_local`]),
+/// for the next: the packets of a work request copy from or to the same
+/// few regions, so a hit saves the pool lookup (the C driver looks up per
+/// packet, under RCU). Held for one call of a task, not longer: a
+/// deregistered region is not kept alive by an idle QP.
+#[derive(Default)]
+pub(crate) struct MrCache(Option<Arc<Mr>>);
+
 impl Mrs {
     /// The valid region of `pd` with `key` allowing `access` (`lookup_mr`).
     pub(crate) fn lookup(&self, pd: PdId, access: u32, key: u32, kind: Lookup) -> Option<Arc<Mr>> {
@@ -362,23 +378,37 @@ impl Mrs {
     /// `iova` on the region found, in one hold of the region's irq-safe
     /// lock (the data path's copy of a scatter/gather entry's part); `None`
     /// if the lookup finds no such region.
+    ///
+    /// The region found is kept in `cache` for the next call: a region
+    /// there with the key's index is tried first, with the same checks
+    /// under its lock, and the pool is searched only if they fail (a
+    /// region deregistered meanwhile, another with the same index).
     pub(crate) fn copy_local(
         &self,
+        cache: &mut MrCache,
         pd: PdId,
         access: u32,
         key: u32,
         iova: u64,
         buf: CopyBuf<'_>,
     ) -> Option<Result> {
-        let mr = self.pool.get(keys::key_index(key))?;
-        let g = mr.inner.lock();
-        if !key_ok(&g, pd, access, key, Lookup::Local) {
-            return None;
+        let index = keys::key_index(key);
+        if let Some(mr) = cache.0.as_ref().filter(|mr| mr.index == index) {
+            let g = mr.inner.lock();
+            if key_ok(&g, pd, access, key, Lookup::Local) {
+                return Some(copy_checked(mr, &g, iova, buf));
+            }
         }
-        if buf.is_empty() {
-            return Some(Ok(()));
-        }
-        Some(mr.copy_locked(&g, iova, buf))
+        let mr = self.pool.get(index)?;
+        let r = {
+            let g = mr.inner.lock();
+            if !key_ok(&g, pd, access, key, Lookup::Local) {
+                return None;
+            }
+            copy_checked(&mr, &g, iova, buf)
+        };
+        cache.0 = Some(mr);
+        Some(r)
     }
 
     /// The region with `index`, whatever its state.

@@ -91,11 +91,18 @@ use crate::{
         SendWqe, //
     },
 };
-use core::sync::atomic::{
-    AtomicBool,
-    AtomicU16,
-    AtomicU32,
-    Ordering, //
+use core::{
+    ops::{
+        Deref,
+        DerefMut, //
+    },
+    sync::atomic::{
+        AtomicBool,
+        AtomicU16,
+        AtomicU32,
+        AtomicU8,
+        Ordering, //
+    },
 };
 use kernel::{
     new_mutex, new_spinlock, new_spinlock_irq,
@@ -107,7 +114,8 @@ use kernel::{
         Mutex,
         MutexGuard,
         SpinLock,
-        SpinLockIrq, //
+        SpinLockIrq,
+        SpinLockIrqGuard, //
     },
 };
 
@@ -238,6 +246,11 @@ pub(crate) struct Qp {
     /// `state_lock` and what it guards); the receive path takes it too.
     #[pin]
     attrs: SpinLockIrq<QpAttrs>,
+    /// The attributes' state, mirrored outside their lock for the data
+    /// path's checks (the C driver reads `qp->attr.qp_state` without its
+    /// lock too); brought up to date under the lock by every change
+    /// ([`AttrsMut`]).
+    state: AtomicU8,
     /// UDP source port of its packets.
     src_port: AtomicU16,
     /// The route to its destination (`pri_av`), kept for RC and UC QPs,
@@ -313,10 +326,47 @@ impl TxOwner for Qp {
     }
 }
 
+/// A QP's attributes locked for a change: the state mirror outside the
+/// lock ([`Qp::state`]) is brought up to date before the lock is released.
+struct AttrsMut<'a> {
+    guard: SpinLockIrqGuard<'a, QpAttrs>,
+    mirror: &'a AtomicU8,
+}
+
+impl Deref for AttrsMut<'_> {
+    type Target = QpAttrs;
+
+    fn deref(&self) -> &QpAttrs {
+        &self.guard
+    }
+}
+
+impl DerefMut for AttrsMut<'_> {
+    fn deref_mut(&mut self) -> &mut QpAttrs {
+        &mut self.guard
+    }
+}
+
+impl Drop for AttrsMut<'_> {
+    fn drop(&mut self) {
+        // Still under the lock: the guard is dropped after this.
+        self.mirror.store(self.guard.state as u8, Ordering::Relaxed);
+    }
+}
+
 impl Qp {
     /// The current state.
     pub(crate) fn state(&self) -> QpState {
-        self.attrs.lock().state
+        // Only `AttrsMut` stores it, a state's value.
+        QpState::from_raw(u32::from(self.state.load(Ordering::Relaxed))).unwrap_or(QpState::Err)
+    }
+
+    /// The attributes, locked for a change.
+    fn attrs_mut(&self) -> AttrsMut<'_> {
+        AttrsMut {
+            guard: self.attrs.lock(),
+            mirror: &self.state,
+        }
     }
 
     /// The transport's tasks and input queues.
@@ -331,7 +381,7 @@ impl Qp {
 
     /// Calls `f` with the attributes to change, under the state lock.
     pub(crate) fn with_attrs_mut<R>(&self, f: impl FnOnce(&mut QpAttrs) -> R) -> R {
-        f(&mut self.attrs.lock())
+        f(&mut self.attrs_mut())
     }
 
     /// The send queue's `max_sge`.
@@ -346,7 +396,7 @@ impl Qp {
 
     /// Takes a read/atomic credit if one is free (`rd_atomic`).
     pub(crate) fn take_rd_atomic(&self) -> bool {
-        let mut a = self.attrs.lock();
+        let mut a = self.attrs_mut();
         if a.req_rd_atomic == 0 {
             return false;
         }
@@ -411,7 +461,7 @@ impl Qp {
 
     /// The requester's next PSN, taken (`qp->req.psn++`).
     pub(crate) fn next_req_psn(&self) -> u32 {
-        let mut a = self.attrs.lock();
+        let mut a = self.attrs_mut();
         let psn = a.req_psn;
         a.req_psn = (psn + 1) & crate::wire::bth::BTH_PSN_MASK;
         psn
@@ -497,7 +547,7 @@ impl Qp {
     /// says, as the C driver does).
     pub(crate) fn check_sq_drained(&self) {
         {
-            let mut a = self.attrs.lock();
+            let mut a = self.attrs_mut();
             if a.state != QpState::Sqd || !a.sq_draining {
                 return;
             }
@@ -596,7 +646,7 @@ impl Qp {
     /// Moves the QP to ERR, as the transport does on a fatal error: the
     /// tasks then flush outstanding work requests (`rxe_qp_error`).
     pub(crate) fn set_error(self: ArcBorrow<'_, Self>) {
-        self.attrs.lock().set_error();
+        self.attrs_mut().set_error();
         self.sched_recv();
         self.sched_send();
     }
@@ -991,6 +1041,7 @@ fn create(
             rq_queue <- new_spinlock_irq!(rq_queue, "rxe_qp_rq"),
             mappings <- new_spinlock!(mappings, "rxe_qp_mappings"),
             attrs <- new_spinlock_irq!(QpAttrs::new(gsi_port), "rxe_qp_attrs"),
+            state: AtomicU8::new(QpState::Reset as u8),
             src_port: AtomicU16::new(src_port),
             route <- RouteCache::new(),
             tx <- new_mutex!(None, "rxe_qp_tx"),
@@ -1172,7 +1223,7 @@ fn modify(qp: ArcBorrow<'_, Qp>, attr: &QpAttr, mask: u32) -> Result {
     qp_attr::chk_attr(qp.qp_type, qp.srq.is_some(), &req, mask, &MODIFY_LIMITS).map_err(errno)?;
     let qp_type = qp.qp_type as u32;
     let (transition, dest_qpn) = {
-        let mut a = qp.attrs.lock();
+        let mut a = qp.attrs_mut();
         let t = a
             .apply(
                 &req,

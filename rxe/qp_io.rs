@@ -25,6 +25,10 @@ use crate::task::{
     Step,
     Task, //
 };
+use core::sync::atomic::{
+    AtomicU8,
+    Ordering, //
+};
 use kernel::{
     alloc::AllocError,
     new_spinlock_irq,
@@ -80,7 +84,6 @@ impl PktQueue {
         self.pkts.get(self.head)?.as_ref()
     }
 
-    #[expect(dead_code, reason = "for the transport (issue #4)")]
     fn is_empty(&self) -> bool {
         self.head >= self.pkts.len()
     }
@@ -97,7 +100,18 @@ pub(crate) struct QpIo {
     /// Responses for the completer.
     #[pin]
     resp_pkts: SpinLockIrq<PktQueue>,
+    /// Which of the two queues hold packets ([`REQS`], [`RESPS`]), set
+    /// and cleared under the queue's lock: a task with nothing queued
+    /// finds out without the lock (the completer looks after every packet
+    /// the requester sends). A packet queued just after the look
+    /// schedules the task again.
+    queued: AtomicU8,
 }
+
+/// [`QpIo::queued`]'s bit for `req_pkts`.
+const REQS: u8 = 1;
+/// [`QpIo::queued`]'s bit for `resp_pkts`.
+const RESPS: u8 = 2;
 
 impl QpIo {
     /// Idle tasks, empty queues.
@@ -107,6 +121,7 @@ impl QpIo {
             recv_task: Task::new(receiver)?,
             req_pkts <- new_spinlock_irq!(PktQueue::new(), "rxe_qp_req_pkts"),
             resp_pkts <- new_spinlock_irq!(PktQueue::new(), "rxe_qp_resp_pkts"),
+            queued: AtomicU8::new(0),
         })
     }
 
@@ -123,7 +138,7 @@ impl QpIo {
     /// Queues a request for the responder and schedules it
     /// (`rxe_resp_queue_pkt`). The packet is dropped on error.
     pub(crate) fn queue_req(&self, qp: ArcBorrow<'_, Qp>, pkt: RecvPkt) -> Result<(), AllocError> {
-        self.req_pkts.lock().push(pkt)?;
+        self.push(&self.req_pkts, REQS, pkt)?;
         self.sched_recv(qp);
         Ok(())
     }
@@ -131,19 +146,38 @@ impl QpIo {
     /// Queues a response for the completer and schedules it
     /// (`rxe_comp_queue_pkt`). The packet is dropped on error.
     pub(crate) fn queue_resp(&self, qp: ArcBorrow<'_, Qp>, pkt: RecvPkt) -> Result<(), AllocError> {
-        self.resp_pkts.lock().push(pkt)?;
+        self.push(&self.resp_pkts, RESPS, pkt)?;
         self.sched_send(qp);
         Ok(())
     }
 
     /// Takes the oldest request (the responder's `get_req`).
     pub(crate) fn take_req(&self) -> Option<RecvPkt> {
-        self.req_pkts.lock().pop()
+        self.pop(&self.req_pkts, REQS)
     }
 
     /// Takes the oldest response (the completer's `get_pkt`).
     pub(crate) fn take_resp(&self) -> Option<RecvPkt> {
-        self.resp_pkts.lock().pop()
+        self.pop(&self.resp_pkts, RESPS)
+    }
+
+    fn push(&self, q: &SpinLockIrq<PktQueue>, bit: u8, pkt: RecvPkt) -> Result<(), AllocError> {
+        let mut g = q.lock();
+        g.push(pkt)?;
+        self.queued.fetch_or(bit, Ordering::Release);
+        Ok(())
+    }
+
+    fn pop(&self, q: &SpinLockIrq<PktQueue>, bit: u8) -> Option<RecvPkt> {
+        if self.queued.load(Ordering::Acquire) & bit == 0 {
+            return None;
+        }
+        let mut g = q.lock();
+        let pkt = g.pop();
+        if g.is_empty() {
+            self.queued.fetch_and(!bit, Ordering::Release);
+        }
+        pkt
     }
 
     /// Calls `f` with the oldest request, left queued (the responder looks

@@ -42,6 +42,7 @@ use crate::{
         self,
         DmaInfo, //
     },
+    mr::MrCache,
     params,
     qp::Qp,
     qp_attr::{
@@ -355,10 +356,11 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
         s.flags.wait_for_rnr_timer = false;
     }
     let mut buf = core::mem::take(&mut s.wqe_buf);
+    let mut mrs = MrCache::default();
     let mut step = Step::Done;
     for _ in 0..SEND_STEPS_PER_CALL {
-        let req = requester(&dev, qp, &mut s, &mut buf);
-        let comp = completer(&dev, qp, &mut s, &mut buf);
+        let req = requester(&dev, qp, &mut s, &mut buf, &mut mrs);
+        let comp = completer(&dev, qp, &mut s, &mut buf, &mut mrs);
         step = if req == Step::More || comp == Step::More {
             Step::More
         } else {
@@ -383,7 +385,13 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
 const SEND_STEPS_PER_CALL: u32 = 16;
 
 /// `rxe_requester` for RC/UC.
-fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u8>) -> Step {
+fn requester(
+    dev: &Device<Rxe>,
+    qp: &Arc<Qp>,
+    s: &mut SendSide,
+    buf: &mut KVec<u8>,
+    mrs: &mut MrCache,
+) -> Step {
     let t = qp.qp_type();
     let state = qp.state();
     if !matches!(state, QpState::Rts | QpState::Sqd) {
@@ -511,6 +519,7 @@ fn requester(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u
                 } else {
                     copy::copy_data(
                         &rxe,
+                        mrs,
                         qp.pd_id(),
                         0,
                         &mut dma,
@@ -667,6 +676,11 @@ struct CompQp<'a> {
     dev: &'a Device<Rxe>,
     rxe: &'a RxeDev,
     qp: &'a Arc<Qp>,
+    /// The task call's last region (see [`MrCache`]).
+    mrs: &'a mut MrCache,
+    /// The requester's PSN when the run began (it does not move during
+    /// the run).
+    req_psn: u32,
     cur: Option<RecvPkt>,
     buf: KVec<u8>,
     /// The head WQE whose bytes `buf` holds: loaded once a run (nothing
@@ -701,6 +715,7 @@ impl CompQp<'_> {
         let (head, list) = self.buf.split_at_mut(list_start);
         copy::copy_data(
             self.rxe,
+            self.mrs,
             self.qp.pd_id(),
             bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE,
             &mut dma,
@@ -845,7 +860,7 @@ impl CompEnv for CompQp<'_> {
     }
 
     fn req_psn(&self) -> u32 {
-        self.qp.with_attrs(|a| a.req_psn)
+        self.req_psn
     }
 
     fn rearm_retry_timer(&mut self) {
@@ -862,9 +877,18 @@ impl CompEnv for CompQp<'_> {
 }
 
 /// `rxe_completer` for RC/UC.
-fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u8>) -> Step {
+fn completer(
+    dev: &Device<Rxe>,
+    qp: &Arc<Qp>,
+    s: &mut SendSide,
+    buf: &mut KVec<u8>,
+    mrs: &mut MrCache,
+) -> Step {
     let rxe = dev.data();
-    let (state, lim, comp_psn, counts, timeout_jiffies) = qp.with_attrs(|a| {
+    // Everything the run reads of the attributes, in one hold of their
+    // lock: the requester, which moves `req_psn`, runs in this task, not
+    // meanwhile.
+    let (state, lim, comp_psn, req_psn, counts, timeout_jiffies) = qp.with_attrs(|a| {
         (
             a.state,
             RetryLimits {
@@ -872,6 +896,7 @@ fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u
                 rnr_retry: a.rnr_retry,
             },
             a.comp_psn,
+            a.req_psn,
             (a.comp_retry_cnt, a.comp_rnr_retry),
             a.timeout_jiffies,
         )
@@ -891,6 +916,8 @@ fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u
         dev,
         rxe: &rxe,
         qp,
+        mrs,
+        req_psn,
         cur: None,
         buf: core::mem::take(buf),
         loaded: None,
@@ -915,13 +942,11 @@ fn completer(dev: &Device<Rxe>, qp: &Arc<Qp>, s: &mut SendSide, buf: &mut KVec<u
         let period = retrans_period_ns(timeout_jiffies, rc_timer::hz());
         s.timer.deadlines().restart_retrans(now, period);
     }
-    // The completer's PSN for the requester, and the requester's, in one
-    // hold of the attributes' lock.
+    // The completer's PSN for the requester, if a response moved it.
     let psn = s.comp.psn;
-    let req_psn = qp.with_attrs_mut(|a| {
-        a.comp_psn = psn;
-        a.req_psn
-    });
+    if psn != comp_psn {
+        qp.with_attrs_mut(|a| a.comp_psn = psn);
+    }
     if !env.rearm && req_psn == psn {
         s.timer.deadlines().all_acked();
     }
@@ -995,6 +1020,8 @@ struct RespQp<'a> {
     rxe: &'a RxeDev,
     qp: &'a Arc<Qp>,
     r: &'a mut RecvSide,
+    /// The task call's last region (see [`MrCache`]).
+    mrs: &'a mut MrCache,
 }
 
 impl RespQp<'_> {
@@ -1095,6 +1122,7 @@ impl RespEnv for RespQp<'_> {
         let list = &r.list;
         copy::copy_data(
             self.rxe,
+            self.mrs,
             pd,
             bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE,
             dma,
@@ -1298,6 +1326,7 @@ pub(crate) fn receiver(qp: &Arc<Qp>) -> Step {
     };
     let rxe = dev.data();
     let mut r = qp.rc().recv.lock();
+    let mut mrs = MrCache::default();
     let mut done_psn: Option<u32> = None;
     let mut again = false;
     for _ in 0..RESP_PACKETS_PER_CALL {
@@ -1354,6 +1383,7 @@ pub(crate) fn receiver(qp: &Arc<Qp>) -> Step {
                 rxe: &rxe,
                 qp,
                 r: &mut r,
+                mrs: &mut mrs,
             };
             let mut resp = Responder {
                 info: &mut info,

@@ -25,6 +25,7 @@
 
 use crate::device::Rxe;
 use crate::dma::DmaInfo;
+use crate::mr::MrCache;
 use crate::qp::Qp;
 use crate::qp_attr::QpState;
 use crate::rdma::{bindings, cq::Completion, ib_device::Device, mr::CopyBuf};
@@ -222,7 +223,15 @@ fn send_one(dev: &Device<Rxe>, qp: &Qp, w: &[u8]) -> u32 {
             let r = if inline {
                 dma.take_inline(list, payload)
             } else {
-                copy::copy_data(&rxe, pd, 0, &mut dma, list, CopyBuf::FromMr(payload))
+                copy::copy_data(
+                    &rxe,
+                    &mut MrCache::default(),
+                    pd,
+                    0,
+                    &mut dma,
+                    list,
+                    CopyBuf::FromMr(payload),
+                )
             };
             r.map_err(|e| {
                 copy_status = e.send_status();
@@ -289,9 +298,11 @@ fn receive_one(dev: &Device<Rxe>, qp: &Arc<Qp>, pkt: RecvPkt) {
         status = bindings::ib_wc_status_IB_WC_LOC_LEN_ERR;
     } else {
         let access = bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
+        let mut mrs = MrCache::default();
         for part in [&grh[..], payload] {
             if let Err(e) = copy::copy_data(
                 &rxe,
+                &mut mrs,
                 qp.pd_id(),
                 access,
                 &mut dma,
