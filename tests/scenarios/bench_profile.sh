@@ -9,7 +9,8 @@
 # softirqs (<set>.sched), and rxe0's hw_counters after the transfer, in
 # $RUN/<role>/prof/<set>.*. With PROF_LOOPBACK=1 both ends run on guest a
 # (client to its own address, as the benchmark's loopback row) and guest
-# b only keeps step. Not
+# b only keeps step. PROF_OP=cmtime profiles cmtime -c PROF_ITERS
+# (server on a, client on b) instead of a perftest. Not
 # part of any test set; run on the bench kernel with the benchmark's clock:
 #   RRXE_GUEST_APPEND="tsc_early_khz=<host kHz>" tests/guest/run-pair.sh \
 #       RUNDIR "$KB" "$MOD" bench bench bench_profile
@@ -49,7 +50,22 @@ for SET in c rust; do
 	ppid=$!
 	sleep 1
 	t0=$(cpu_ticks) c0=$(sched_counts)
-	if [ -n "$LOOPBACK" ]; then
+	if [ "$OP" = cmtime ]; then
+		# Connection set-up through each set's rdma_ucm: cmtime -c ITERS.
+		if [ "$ROLE" = a ]; then
+			timeout 55 cmtime -b "$MYIP" -c "$ITERS" >"$OUT/$SET.srv" 2>&1 &
+			spid=$!
+			sleep 1
+			notify "ready.$SET"
+			await "done.$SET" 90
+			wait $spid
+		else
+			await "ready.$SET" 60
+			sleep 0.3
+			timeout 55 cmtime -s "$PEERIP" -c "$ITERS" >"$OUT/$SET.cli" 2>&1
+			notify "done.$SET"
+		fi
+	elif [ -n "$LOOPBACK" ]; then
 		if [ "$ROLE" = a ]; then
 			timeout 55 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$SET.srv" 2>&1 &
 			spid=$!
@@ -91,7 +107,7 @@ for SET in c rust; do
 	# Inclusive shares of the drivers' own functions (what each part of
 	# the transport costs with everything it calls).
 	perf report -i /tmp/perf.data --kallsyms=/proc/kallsyms --children --sort sym --stdio -g none 2>/dev/null |
-		grep -E 'rxe|rrxe|_rcv|xmit' | head -80 >"$OUT/$SET.incl"
+		grep -E 'rxe|rrxe|_rcv|xmit|ucma|cma_' | head -80 >"$OUT/$SET.incl"
 	perf report -i /tmp/perf.data --no-children --sort comm,dso --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -30 >"$OUT/$SET.dso"
 	rm -f /tmp/perf.data
 	barrier "end.$SET" 120 >/dev/null
