@@ -200,6 +200,11 @@ impl RemoteMr {
         &self.mr
     }
 
+    /// The region, the window (if any) left.
+    pub(crate) fn into_mr(self) -> Arc<Mr> {
+        self.mr
+    }
+
     /// What the request's address is offset by (a zero-based window's
     /// address, else 0; `qp->resp.offset`): the region is accessed at
     /// `iova = va + offset()`, the address every method here takes.
@@ -328,7 +333,15 @@ pub(crate) fn resolve_rkey(
 /// first packet are not checked again. The offset is 0: the caller keeps
 /// the address it computed with [`RemoteMr::offset`] at the first packet.
 /// `None` is `RESPST_ERR_RKEY_VIOLATION`.
-pub(crate) fn recheck_rkey(rxe: &RxeDev, rkey: u32) -> Option<RemoteMr> {
+///
+/// A region kept in `cache` (the one the previous response used) is taken
+/// if it passes the same checks, without the pool lookup.
+pub(crate) fn recheck_rkey(rxe: &RxeDev, cache: &MrCache, rkey: u32) -> Option<RemoteMr> {
+    if !keys::rkey_is_mw(rkey) {
+        if let Some(mr) = cache.remote(rkey) {
+            return Some(RemoteMr { mr, offset: 0 });
+        }
+    }
     let mr = if keys::rkey_is_mw(rkey) {
         let mw = rxe.mws.get(rkey)?;
         let b = mw.binding.lock();

@@ -366,6 +366,28 @@ fn copy_checked(mr: &Mr, g: &Inner, iova: u64, buf: CopyBuf<'_>) -> Result {
 #[derive(Default)]
 pub(crate) struct MrCache(Option<Arc<Mr>>);
 
+impl MrCache {
+    /// Keeps `mr` for the calls that follow (a READ's region between its
+    /// responses).
+    pub(crate) fn keep(&mut self, mr: Arc<Mr>) {
+        self.0 = Some(mr);
+    }
+
+    /// The kept region if its remote key is still `rkey` and it is valid
+    /// (`rxe_recheck_mr`'s checks, in one hold of its lock).
+    pub(crate) fn remote(&self, rkey: u32) -> Option<Arc<Mr>> {
+        let mr = self
+            .0
+            .as_ref()
+            .filter(|mr| mr.index == keys::key_index(rkey))?;
+        let ok = {
+            let g = mr.inner.lock();
+            g.rkey == rkey && g.state == MrState::Valid
+        };
+        ok.then(|| mr.clone())
+    }
+}
+
 impl Mrs {
     /// The valid region of `pd` with `key` allowing `access` (`lookup_mr`).
     pub(crate) fn lookup(&self, pd: PdId, access: u32, key: u32, kind: Lookup) -> Option<Arc<Mr>> {

@@ -151,6 +151,12 @@ impl QpIo {
         Ok(())
     }
 
+    /// Whether a response waits for the completer (seen without the lock:
+    /// one queued after the look schedules the send task again).
+    pub(crate) fn resp_queued(&self) -> bool {
+        self.queued.load(Ordering::Acquire) & RESPS != 0
+    }
+
     /// Takes the oldest request (the responder's `get_req`).
     pub(crate) fn take_req(&self) -> Option<RecvPkt> {
         self.pop(&self.req_pkts, REQS)

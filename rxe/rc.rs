@@ -96,6 +96,10 @@ use crate::{
     task::Step,
     wire::{
         bth::Bth,
+        packet::{
+            BuildError,
+            PacketMut, //
+        },
         psn::psn_diff, //
     },
     wqe::{
@@ -358,9 +362,42 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
     let mut buf = core::mem::take(&mut s.wqe_buf);
     let mut mrs = MrCache::default();
     let mut step = Step::Done;
+    // Once the requester has had nothing to send, the rest of the call is
+    // the completer's (a READ's responses, ACKs): asking the requester
+    // again after each response would copy its next WQE out just to find
+    // it still waiting. If the completer did anything meanwhile, the call
+    // ends with More, and the next one starts with the requester.
+    let mut req_idle = false;
+    let mut comp_since_idle = false;
+    // The head WQE the completer holds in `buf`, kept from one completer
+    // step to the next while the requester, which shares `buf`, is idle.
+    let mut comp_loaded = None;
     for _ in 0..SEND_STEPS_PER_CALL {
-        let req = requester(&dev, qp, &mut s, &mut buf, &mut mrs);
-        let comp = completer(&dev, qp, &mut s, &mut buf, &mut mrs);
+        let mut sent = None;
+        let req = if req_idle {
+            Step::Done
+        } else {
+            comp_loaded = None;
+            requester(&dev, qp, &mut s, &mut buf, &mut mrs, &mut sent)
+        };
+        req_idle = req == Step::Done;
+        let comp = match sent {
+            Some(p) if !s.comp_timeout && !s.comp.timeout_retry && !qp.io().resp_queued() => {
+                // The completer would find nothing to do: no response, no
+                // timeout, and at the head this WQE or an older one that
+                // waits for its ACK (a WQE the requester finishes itself
+                // is never skipped). All that is left of its run is
+                // `reset_retry_timer`, requests being unanswered.
+                if qp.qp_type() == QpType::Rc {
+                    s.timer.deadlines().restart_retrans(p.now, p.period);
+                }
+                Step::Done
+            }
+            _ => completer(&dev, qp, &mut s, &mut buf, &mut mrs, &mut comp_loaded),
+        };
+        if req_idle && comp == Step::More {
+            comp_since_idle = true;
+        }
         step = if req == Step::More || comp == Step::More {
             Step::More
         } else {
@@ -369,6 +406,9 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
         if step == Step::Done {
             break;
         }
+    }
+    if comp_since_idle {
+        step = Step::More;
     }
     s.wqe_buf = buf;
     s.timer.arm(qp);
@@ -384,6 +424,16 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
 /// their own meanwhile, preempted and scheduled by the scheduler.
 const SEND_STEPS_PER_CALL: u32 = 16;
 
+/// A request packet the requester sent whose WQE is not done: more
+/// packets, or its ACK, are to come.
+#[derive(Clone, Copy)]
+struct SentUnfinished {
+    /// When it was sent.
+    now: u64,
+    /// The retransmission timer's period.
+    period: Option<u64>,
+}
+
 /// `rxe_requester` for RC/UC.
 fn requester(
     dev: &Device<Rxe>,
@@ -391,6 +441,7 @@ fn requester(
     s: &mut SendSide,
     buf: &mut KVec<u8>,
     mrs: &mut MrCache,
+    sent: &mut Option<SentUnfinished>,
 ) -> Step {
     let t = qp.qp_type();
     let state = qp.state();
@@ -401,6 +452,16 @@ fn requester(
     if s.flags.need_retry && !s.flags.wait_for_rnr_timer {
         retry(qp, s, buf);
         s.flags.need_retry = false;
+        // Back to resend what was sent: a WQE resent keeps its credit,
+        // and the one that waited for a credit asks again.
+        s.flags.need_rd_atomic = false;
+    }
+    if s.flags.need_rd_atomic {
+        // Its next WQE waits for a read/atomic credit, and none was freed
+        // since (the completer clears the flag when it frees one, and
+        // schedules this task): nothing to send, and no need to copy the
+        // WQE out to find that out again after every READ response.
+        return Step::Done;
     }
     // The indices and the WQE in one hold of the queue's lock.
     let Ok(f) = fetch(qp, s.req_index, buf) else {
@@ -568,11 +629,14 @@ fn requester(
     let _ = write_elem(qp, index, buf);
     qp.with_attrs_mut(|at| at.req_psn = a.next_psn);
     qp.req_skb_sent();
+    let now = s.timer.now();
     if t == QpType::Rc {
         // `update_state`: the retransmission timer runs while requests
         // are unanswered.
-        let now = s.timer.now();
         s.timer.deadlines().sent(now, period);
+    }
+    if a.state != WqeState::Done {
+        *sent = Some(SentUnfinished { now, period });
     }
     s.prev = Some(a.prev_opcode);
     if a.next_wqe {
@@ -683,9 +747,10 @@ struct CompQp<'a> {
     req_psn: u32,
     cur: Option<RecvPkt>,
     buf: KVec<u8>,
-    /// The head WQE whose bytes `buf` holds: loaded once a run (nothing
-    /// but this run changes it meanwhile, the requester running in the
-    /// same task), and again after each completion.
+    /// The head WQE whose bytes `buf` holds: loaded once a run, or kept
+    /// from the run before while the requester did not run (nothing else
+    /// changes it: the requester runs in the same task), and again after
+    /// each completion.
     loaded: Option<u32>,
     /// The consumer index before the first completion of the run.
     cons0: Option<u32>,
@@ -883,6 +948,7 @@ fn completer(
     s: &mut SendSide,
     buf: &mut KVec<u8>,
     mrs: &mut MrCache,
+    loaded: &mut Option<u32>,
 ) -> Step {
     let rxe = dev.data();
     // Everything the run reads of the attributes, in one hold of their
@@ -920,7 +986,7 @@ fn completer(
         req_psn,
         cur: None,
         buf: core::mem::take(buf),
-        loaded: None,
+        loaded: loaded.take(),
         cons0: None,
         rearm: false,
         rnr_usecs: None,
@@ -936,6 +1002,7 @@ fn completer(
     );
     let _ = env.dev;
     *buf = core::mem::take(&mut env.buf);
+    *loaded = env.loaded;
     let now = s.timer.now();
     if env.rearm && qp.qp_type() == QpType::Rc {
         // `reset_retry_timer` (the QP is in RTS or SQD here).
@@ -1025,19 +1092,23 @@ struct RespQp<'a> {
 }
 
 impl RespQp<'_> {
+    /// Sends a response to the QP's destination; `headers` writes its
+    /// extension headers, given the destination QPN (read with the path,
+    /// in one hold of the attributes' lock).
     fn send(
         &self,
         opcode: u8,
         psn: u32,
         len: usize,
-        headers: xmit::Headers<'_>,
+        mut headers: impl FnMut(&mut PacketMut<'_>, u32) -> Result<(), BuildError>,
         fill: impl FnOnce(&mut [u8]) -> Result,
     ) -> Result {
         let (dest, dqpn) = self
             .qp
             .with_attrs(|a| (xmit::dest_of(&a.pri_av), a.dest_qp_num));
         let bth = Bth::new(opcode, dqpn, psn);
-        xmit::xmit(self.dev, self.qp, &dest, &bth, len, headers, fill)
+        let mut headers = |pkt: &mut PacketMut<'_>| headers(pkt, dqpn);
+        xmit::xmit(self.dev, self.qp, &dest, &bth, len, &mut headers, fill)
     }
 }
 
@@ -1110,7 +1181,11 @@ impl RespEnv for RespQp<'_> {
     }
 
     fn drop_mr(&mut self) {
-        self.r.mr = None;
+        // Kept for the rest of the call: the next response of a READ
+        // checks it again instead of looking its key up.
+        if let Some(m) = self.r.mr.take() {
+            self.mrs.keep(m.into_mr());
+        }
     }
 
     fn recv_data(&mut self) -> Result<(), RespState> {
@@ -1149,19 +1224,18 @@ impl RespEnv for RespQp<'_> {
     }
 
     fn recheck_mr(&mut self, rkey: u32) -> Result<(), ()> {
-        self.r.mr = Some(copy::recheck_rkey(self.rxe, rkey).ok_or(())?);
+        self.r.mr = Some(copy::recheck_rkey(self.rxe, self.mrs, rkey).ok_or(())?);
         Ok(())
     }
 
     fn send_read_response(&mut self, rr: &ReadResp, iova: u64, msn: u32) -> Result<(), RespState> {
-        let dqpn = self.qp.with_attrs(|a| a.dest_qp_num);
         let mut copy_failed = false;
         let mr = self.r.mr.as_ref();
         let r = self.send(
             rr.opcode,
             rr.psn,
             rr.payload as usize,
-            &mut |pkt| resp_check::write_read_response(pkt, dqpn, rr, msn),
+            |pkt, dqpn| resp_check::write_read_response(pkt, dqpn, rr, msn),
             |payload| {
                 if payload.is_empty() {
                     return Ok(());
@@ -1271,12 +1345,11 @@ impl RespEnv for RespQp<'_> {
     }
 
     fn send_ack(&mut self, ack: &Ack, msn: u32, orig: u64) {
-        let dqpn = self.qp.with_attrs(|a| a.dest_qp_num);
         let _ = self.send(
             ack.opcode,
             ack.psn,
             0,
-            &mut |pkt| resp_check::write_ack(pkt, dqpn, ack, msn, orig),
+            |pkt, dqpn| resp_check::write_ack(pkt, dqpn, ack, msn, orig),
             |_| Ok(()),
         );
     }
