@@ -50,22 +50,7 @@ for SET in c rust; do
 	ppid=$!
 	sleep 1
 	t0=$(cpu_ticks) c0=$(sched_counts)
-	if [ "$OP" = cmtime ]; then
-		# Connection set-up through each set's rdma_ucm: cmtime -c ITERS.
-		if [ "$ROLE" = a ]; then
-			timeout 55 cmtime -b "$MYIP" -c "$ITERS" >"$OUT/$SET.srv" 2>&1 &
-			spid=$!
-			sleep 1
-			notify "ready.$SET"
-			await "done.$SET" 90
-			wait $spid
-		else
-			await "ready.$SET" 60
-			sleep 0.3
-			timeout 55 cmtime -s "$PEERIP" -c "$ITERS" >"$OUT/$SET.cli" 2>&1
-			notify "done.$SET"
-		fi
-	elif [ -n "$LOOPBACK" ]; then
+	if [ -n "$LOOPBACK" ] && [ "$OP" != cmtime ]; then
 		if [ "$ROLE" = a ]; then
 			timeout 55 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$SET.srv" 2>&1 &
 			spid=$!
@@ -77,7 +62,12 @@ for SET in c rust; do
 			await "done.$SET" 90
 		fi
 	elif [ "$ROLE" = a ]; then
-		timeout 55 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$SET.srv" 2>&1 &
+		if [ "$OP" = cmtime ]; then
+			# Connection set-up through each set's rdma_ucm.
+			timeout 55 cmtime -b "$MYIP" -c "$ITERS" >"$OUT/$SET.srv" 2>&1 &
+		else
+			timeout 55 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$SET.srv" 2>&1 &
+		fi
 		spid=$!
 		sleep 1
 		notify "ready.$SET"
@@ -86,7 +76,11 @@ for SET in c rust; do
 	else
 		await "ready.$SET" 60
 		sleep 0.3
-		timeout 55 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$PEERIP" >"$OUT/$SET.cli" 2>&1
+		if [ "$OP" = cmtime ]; then
+			timeout 55 cmtime -s "$PEERIP" -c "$ITERS" >"$OUT/$SET.cli" 2>&1
+		else
+			timeout 55 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$PEERIP" >"$OUT/$SET.cli" 2>&1
+		fi
 		notify "done.$SET"
 	fi
 	t1=$(cpu_ticks) c1=$(sched_counts)
