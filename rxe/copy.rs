@@ -337,26 +337,22 @@ pub(crate) fn resolve_rkey(
 /// A region kept in `cache` (the one the previous response used) is taken
 /// if it passes the same checks, without the pool lookup.
 pub(crate) fn recheck_rkey(rxe: &RxeDev, cache: &MrCache, rkey: u32) -> Option<RemoteMr> {
-    if !keys::rkey_is_mw(rkey) {
-        if let Some(mr) = cache.remote(rkey) {
-            return Some(RemoteMr { mr, offset: 0 });
-        }
-    }
     let mr = if keys::rkey_is_mw(rkey) {
         let mw = rxe.mws.get(rkey)?;
         let b = mw.binding.lock();
         if b.state != crate::mw::MwState::Valid {
             return None;
         }
-        b.mr.clone()?
+        let mr = b.mr.clone()?;
+        drop(b);
+        (mr.state() == crate::mr::MrState::Valid).then_some(mr)?
+    } else if let Some(mr) = cache.remote(rkey) {
+        mr
     } else {
         let mr = rxe.mrs.get(keys::key_index(rkey))?;
-        if mr.keys().1 != rkey {
-            return None;
-        }
-        mr
+        mr.has_valid_rkey(rkey).then_some(mr)?
     };
-    (mr.state() == crate::mr::MrState::Valid).then_some(RemoteMr { mr, offset: 0 })
+    Some(RemoteMr { mr, offset: 0 })
 }
 
 /// Executes LOCAL_INV of `rkey` (`rxe_do_local_ops`: `rxe_invalidate_mw`

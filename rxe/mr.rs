@@ -158,6 +158,13 @@ impl Mr {
         self.inner.lock().access
     }
 
+    /// Whether the region is valid with remote key `rkey`
+    /// (`rxe_recheck_mr`'s checks, in one hold of its lock).
+    pub(crate) fn has_valid_rkey(&self, rkey: u32) -> bool {
+        let g = self.inner.lock();
+        g.rkey == rkey && g.state == MrState::Valid
+    }
+
     /// The region's state.
     pub(crate) fn state(&self) -> MrState {
         self.inner.lock().state
@@ -380,11 +387,7 @@ impl MrCache {
             .0
             .as_ref()
             .filter(|mr| mr.index == keys::key_index(rkey))?;
-        let ok = {
-            let g = mr.inner.lock();
-            g.rkey == rkey && g.state == MrState::Valid
-        };
-        ok.then(|| mr.clone())
+        mr.has_valid_rkey(rkey).then(|| mr.clone())
     }
 }
 

@@ -388,8 +388,8 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
                 // waits for its ACK (a WQE the requester finishes itself
                 // is never skipped). All that is left of its run is
                 // `reset_retry_timer`, requests being unanswered.
-                if qp.qp_type() == QpType::Rc {
-                    s.timer.deadlines().restart_retrans(p.now, p.period);
+                if let Some((now, period)) = p.retrans {
+                    s.timer.deadlines().restart_retrans(now, period);
                 }
                 Step::Done
             }
@@ -428,10 +428,9 @@ const SEND_STEPS_PER_CALL: u32 = 16;
 /// packets, or its ACK, are to come.
 #[derive(Clone, Copy)]
 struct SentUnfinished {
-    /// When it was sent.
-    now: u64,
-    /// The retransmission timer's period.
-    period: Option<u64>,
+    /// For an RC QP, when it was sent and the retransmission timer's
+    /// period (UC has no timer).
+    retrans: Option<(u64, Option<u64>)>,
 }
 
 /// `rxe_requester` for RC/UC.
@@ -629,14 +628,14 @@ fn requester(
     let _ = write_elem(qp, index, buf);
     qp.with_attrs_mut(|at| at.req_psn = a.next_psn);
     qp.req_skb_sent();
-    let now = s.timer.now();
-    if t == QpType::Rc {
+    let retrans = (t == QpType::Rc).then(|| (s.timer.now(), period));
+    if let Some((now, period)) = retrans {
         // `update_state`: the retransmission timer runs while requests
         // are unanswered.
         s.timer.deadlines().sent(now, period);
     }
     if a.state != WqeState::Done {
-        *sent = Some(SentUnfinished { now, period });
+        *sent = Some(SentUnfinished { retrans });
     }
     s.prev = Some(a.prev_opcode);
     if a.next_wqe {
