@@ -230,34 +230,37 @@ impl CmHandler for Ctx {
 /// Queues `ev` on the file `this` reports to; an event that cannot be
 /// queued is lost, as in the C module.
 fn queue_event(this: ArcBorrow<'_, Ctx>, ev: &CmEvent) {
-    let mut resp = this.user_event(ev);
+    let resp = this.user_event(ev);
     let file = this.file();
     let is_mc = ev.event == abi::EVENT_MULTICAST_JOIN || ev.event == abi::EVENT_MULTICAST_ERROR;
+    let Ok(mut event) = KBox::new(
+        Event {
+            ctx: this.into(),
+            conn_req: None,
+            mc: None,
+            resp,
+        },
+        GFP_KERNEL,
+    ) else {
+        return;
+    };
     {
         let mut inner = file.inner.lock();
         if inner.closed {
             return;
         }
-        let mc = if is_mc {
+        if is_mc {
             let key = u32::try_from(ev.mc_context).unwrap_or(u32::MAX);
             match inner.mcs.get(&key) {
                 // The membership was left meanwhile: drop the event.
                 None => return,
                 Some(mc) => {
-                    resp.uid = mc.uid;
-                    resp.id = mc.id;
-                    Some(mc.clone())
+                    event.resp.uid = mc.uid;
+                    event.resp.id = mc.id;
+                    event.mc = Some(mc.clone());
                 }
             }
-        } else {
-            None
-        };
-        let event = Event {
-            ctx: this.into(),
-            conn_req: None,
-            mc,
-            resp,
-        };
+        }
         if inner.events.push(event, GFP_KERNEL).is_err() {
             return;
         }
@@ -297,6 +300,15 @@ fn queue_connect_request(listener: Arc<Ctx>, req: ConnRequest<'_, Ctx>, ev: &CmE
     let mut resp = listener.user_event(ev);
     resp.id = ctx.id;
     let node = RBTreeNode::new(ctx.id, ctx.clone(), GFP_KERNEL)?;
+    let mut event = KBox::new(
+        Event {
+            ctx: listener,
+            conn_req: None,
+            mc: None,
+            resp,
+        },
+        GFP_KERNEL,
+    )?;
     {
         let mut inner = file.inner.lock();
         if inner.closed {
@@ -307,12 +319,7 @@ fn queue_connect_request(listener: Arc<Ctx>, req: ConnRequest<'_, Ctx>, ev: &CmE
         *slot = Some(req.adopt(ctx.clone()));
         drop(slot);
         inner.ctxs.insert(node);
-        let event = Event {
-            ctx: listener,
-            conn_req: Some(ctx),
-            mc: None,
-            resp,
-        };
+        event.conn_req = Some(ctx);
         // Cannot fail: capacity reserved above.
         if let Err(e) = inner.events.push_within_capacity(event) {
             drop(e);
@@ -343,7 +350,7 @@ pub(crate) fn destroy_ctx(file: &UcmaFile, ctx: Arc<Ctx>) -> u32 {
                 _ => break,
             }
         };
-        if let Some(c) = ev.conn_req {
+        if let Some(c) = KBox::into_inner(ev).conn_req {
             destroy_conn_req(file, c);
         }
     }

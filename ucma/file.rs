@@ -79,8 +79,11 @@ pub(crate) struct FileInner {
     pub(crate) ctxs: RBTree<u32, Arc<Ctx>>,
     /// The file's multicast memberships by id.
     pub(crate) mcs: RBTree<u32, Arc<Mc>>,
-    /// Events not yet delivered, oldest first.
-    pub(crate) events: KVec<Event>,
+    /// Events not yet delivered, oldest first. Boxed, as the C module's
+    /// list entries are allocated one by one: GET_EVENT takes the front, and
+    /// what shifts down behind it is then a pointer per event rather than a
+    /// 336-byte response (cmtime queues a hundred events at a time).
+    pub(crate) events: KVec<KBox<Event>>,
     /// Set by release: no more contexts or events are added.
     pub(crate) closed: bool,
 }
@@ -574,6 +577,7 @@ impl UcmaFile {
             if ev.resp.uid == 0 {
                 return Err(EINVAL);
             }
+            let ev = KBox::new(ev, GFP_KERNEL)?;
             let file = ctx.file();
             file.inner.lock().events.push(ev, GFP_KERNEL)?;
             file.wait.notify_all();
