@@ -6,7 +6,7 @@
 # the drivers' functions with what they call), the CPU time
 # the guest spent busy during it (/proc/stat, in USER_HZ ticks: user,
 # system, softirq; <set>.cpu), its interrupts, context switches and network
-# softirqs (<set>.sched), and rxe0's hw_counters after the transfer, in
+# softirqs (<set>.sched; the interrupts by source in <set>.irqs), and rxe0's hw_counters after the transfer, in
 # $RUN/<role>/prof/<set>.*. With PROF_LOOPBACK=1 both ends run on guest a
 # (client to its own address, as the benchmark's loopback row) and guest
 # b only keeps step. PROF_OP=cmtime profiles cmtime -c PROF_ITERS
@@ -23,6 +23,11 @@ LOOPBACK=${PROF_LOOPBACK:-}
 # user nice system idle iowait irq softirq of the cpu line.
 cpu_ticks() { awk '$1 == "cpu" { print $2, $3, $4, $5, $6, $7, $8 }' /proc/stat; }
 # Interrupts, context switches and softirqs (NET_RX, NET_TX) so far.
+# Each /proc/interrupts line's count summed over the CPUs: "name count".
+irq_counts() {
+	awk 'NR > 1 { n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i
+		d = ""; for (; i <= NF; i++) d = d "_" $i; print $1 d, n }' /proc/interrupts
+}
 sched_counts() { awk '$1 == "intr" || $1 == "ctxt" { printf "%s ", $2 } $1 == "softirq" { printf "%s %s ", $6, $5 }' /proc/stat; }
 OUT=$RUN/$ROLE/prof
 mkdir -p "$OUT"
@@ -50,6 +55,7 @@ for SET in c rust; do
 	ppid=$!
 	sleep 1
 	t0=$(cpu_ticks) c0=$(sched_counts)
+	irq_counts >/tmp/irqs.0
 	if [ -n "$LOOPBACK" ] && [ "$OP" != cmtime ]; then
 		if [ "$ROLE" = a ]; then
 			timeout 55 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$SET.srv" 2>&1 &
@@ -84,6 +90,9 @@ for SET in c rust; do
 		notify "done.$SET"
 	fi
 	t1=$(cpu_ticks) c1=$(sched_counts)
+	# The sources that fired during the transfer, most first.
+	irq_counts | awk 'NR == FNR { n[$1] = $2; next } $2 - n[$1] > 0 { print $2 - n[$1], $0 }' /tmp/irqs.0 - |
+		sort -rn | awk '{ printf "%8d %s\n", $1, $2 }' | head -20 >"$OUT/$SET.irqs"
 	echo "$c0 $c1" | awk '{ printf "interrupts %d, context switches %d, NET_RX softirqs %d, NET_TX softirqs %d\n", $5-$1, $6-$2, $7-$3, $8-$4 }' >"$OUT/$SET.sched"
 	echo "$t0 $t1" | awk '{ printf "busy ticks: user %d system %d softirq %d irq %d, idle %d\n", $8-$1+$9-$2, $10-$3, $14-$7, $13-$6, $11-$4 }' >"$OUT/$SET.cpu"
 	kill -INT $ppid 2>/dev/null
