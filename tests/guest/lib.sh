@@ -82,6 +82,26 @@ wait_gid() {
 	done
 }
 
+# bench_use_set c|rust: for the bench kernel's profiling scenarios, which
+# switch module sets in one boot: rxe0 and the RDMA modules unloaded, then
+# the in-tree C modules or, for rust, this project's rdma_rxe and rdma_ucm
+# (from RUST_KO_DIR, installed over them) loaded, rxe0 added on eth0 and
+# its RoCE v2 GID for $MYIP waited for.
+bench_use_set() {
+	local krel m
+	krel=$(uname -r)
+	timeout -k 5 30 rdma link delete rxe0 2>/dev/null
+	for m in rdma_ucm rdma_cm ib_cm rdma_rxe; do
+		[ -e "/sys/module/$m" ] && timeout -k 5 30 modprobe -r "$m"
+	done
+	rm -f "/lib/modules/$krel/updates/"*.ko
+	[ "$1" = rust ] && cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$krel/updates/"
+	depmod -a
+	modprobe ib_uverbs && modprobe rdma_rxe && modprobe rdma_ucm || return 1
+	rdma link add rxe0 type rxe netdev eth0 || return 1
+	wait_gid rxe0 "$MYIP"
+}
+
 # rxe0_add: ib_uverbs and this guest's rdma_rxe loaded (the set's: the C
 # and the Rust module have the same name), rxe0 on eth0 added unless it is
 # there (link_add made it). A module that does not load is left to what

@@ -21,22 +21,10 @@ if [ -e "$SYNC/$SCENARIO.nobuild.b" ]; then
 	echo "SKIP: guest b cannot build tests/bench/cmlat.c (needs gcc and librdmacm-dev on the host)"
 	exit "$KSFT_SKIP"
 fi
-use_set() {
-	timeout -k 5 30 rdma link delete rxe0 2>/dev/null
-	for m in rdma_ucm rdma_cm ib_cm rdma_rxe; do
-		[ -e "/sys/module/$m" ] && timeout -k 5 30 modprobe -r "$m"
-	done
-	rm -f "/lib/modules/$KREL/updates/"*.ko
-	[ "$1" = rust ] && cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$KREL/updates/"
-	depmod -a
-	modprobe ib_uverbs && modprobe rdma_rxe && modprobe rdma_ucm || return 1
-	rdma link add rxe0 type rxe netdev eth0 || return 1
-	wait_gid rxe0 "$MYIP"
-}
 for R in 1 2; do
 	for SET in c rust; do
 		barrier "set.$SET.$R" 120 >/dev/null || exit 1
-		use_set $SET || { echo "set $SET not up"; exit 1; }
+		bench_use_set $SET || { echo "set $SET not up"; exit 1; }
 		barrier "up.$SET.$R" 120 >/dev/null || exit 1
 		if [ "$ROLE" = b ]; then
 			await "ready.$SET.$R" 120 || exit 1

@@ -33,21 +33,9 @@ OUT=$RUN/$ROLE/prof
 mkdir -p "$OUT"
 cd /tmp || exit 1
 say() { echo "[$(date +%T)] $*"; }
-use_set() {
-	timeout -k 5 30 rdma link delete rxe0 2>/dev/null
-	for m in rdma_ucm rdma_cm ib_cm rdma_rxe; do
-		[ -e "/sys/module/$m" ] && timeout -k 5 30 modprobe -r "$m"
-	done
-	rm -f "/lib/modules/$KREL/updates/"*.ko
-	[ "$1" = rust ] && cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$KREL/updates/"
-	depmod -a
-	modprobe ib_uverbs && modprobe rdma_rxe && modprobe rdma_ucm || return 1
-	rdma link add rxe0 type rxe netdev eth0 || return 1
-	wait_gid rxe0 "$MYIP"
-}
 for SET in c rust; do
 	barrier "set.$SET" 120 >/dev/null || exit 1
-	use_set $SET || { say "set $SET not up"; exit 1; }
+	bench_use_set $SET || { say "set $SET not up"; exit 1; }
 	barrier "up.$SET" 120 >/dev/null || exit 1
 	GIDX=$(gid_index_v4 rxe0 "$MYIP")
 	rm -f /tmp/*.counters
