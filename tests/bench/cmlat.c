@@ -56,6 +56,36 @@ static int wait_event(struct rdma_event_channel *ch, enum rdma_cm_event_type wan
 	return ok ? 0 : -1;
 }
 
+// Resolves the address (route 0) or the route (route 1) of id, as cmtime.
+static int resolve(struct rdma_cm_id *id, int route, struct sockaddr *dst)
+{
+	return route ? rdma_resolve_route(id, 2000) : rdma_resolve_addr(id, NULL, dst, 2000);
+}
+
+static enum rdma_cm_event_type resolved_event(int route)
+{
+	return route ? RDMA_CM_EVENT_ROUTE_RESOLVED : RDMA_CM_EVENT_ADDR_RESOLVED;
+}
+
+// One at a time: each call (its time in call[i]), then the wait for its
+// event and librdmacm's processing of it (event[i]).
+static int one_by_one(struct rdma_event_channel *ch, struct rdma_cm_id **ids, int n, int route,
+		      struct sockaddr *dst, double *call, double *event)
+{
+	struct rdma_cm_id *got;
+	for (int i = 0; i < n; i++) {
+		double a = now_us();
+		if (resolve(ids[i], route, dst))
+			return perror(route ? "resolve_route" : "resolve_addr"), 1;
+		double b = now_us();
+		call[i] = b - a;
+		if (wait_event(ch, resolved_event(route), &got))
+			return 1;
+		event[i] = now_us() - b;
+	}
+	return 0;
+}
+
 struct burst {
 	struct rdma_event_channel *ch;
 	int n;
@@ -92,9 +122,7 @@ static void *burst_events(void *arg)
 static int burst(struct rdma_event_channel *ch, struct rdma_cm_id **ids, int n, int route,
 		 struct sockaddr *dst)
 {
-	struct burst b = { .ch = ch, .n = n, .want = route ? RDMA_CM_EVENT_ROUTE_RESOLVED :
-							 RDMA_CM_EVENT_ADDR_RESOLVED,
-			   .ids = ids };
+	struct burst b = { .ch = ch, .n = n, .want = resolved_event(route), .ids = ids };
 	double *call_t = calloc(n, sizeof(double)), *issue = calloc(n, sizeof(double));
 	b.ev_t = calloc(n, sizeof(double));
 	b.ev_idx = calloc(n, sizeof(int));
@@ -104,8 +132,7 @@ static int burst(struct rdma_event_channel *ch, struct rdma_cm_id **ids, int n, 
 	for (int i = 0; i < n; i++) {
 		double a = now_us();
 		issue[i] = a - t0;
-		if (route ? rdma_resolve_route(ids[i], 2000) :
-			    rdma_resolve_addr(ids[i], NULL, dst, 2000))
+		if (resolve(ids[i], route, dst))
 			return perror("burst"), 1;
 		call_t[i] = now_us() - a;
 	}
@@ -157,7 +184,6 @@ int main(int argc, char **argv)
 	struct rdma_cm_id **ids = calloc(n, sizeof(*ids));
 	double *t = calloc(n, sizeof(*t)), *t2 = calloc(n, sizeof(*t2));
 	double *t3 = calloc(n, sizeof(*t3));
-	struct rdma_cm_id *got;
 	double a, b;
 
 	for (int i = 0; i < n; i++) {
@@ -168,32 +194,12 @@ int main(int argc, char **argv)
 	}
 	report("create_id", t, n);
 
-	// One at a time: the call, then the event's wait and processing.
-	for (int i = 0; i < n; i++) {
-		a = now_us();
-		if (rdma_resolve_addr(ids[i], NULL, (struct sockaddr *)&dst, 2000))
-			return perror("resolve_addr"), 1;
-		b = now_us();
-		t[i] = b - a;
-		if (wait_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED, &got))
+	for (int route = 0; route < 2; route++) {
+		if (one_by_one(ch, ids, n, route, (struct sockaddr *)&dst, t, t2))
 			return 1;
-		t2[i] = now_us() - b;
+		report(route ? "resolve_route call" : "resolve_addr call", t, n);
+		report(route ? "route_resolved event" : "addr_resolved event", t2, n);
 	}
-	report("resolve_addr call", t, n);
-	report("addr_resolved event", t2, n);
-
-	for (int i = 0; i < n; i++) {
-		a = now_us();
-		if (rdma_resolve_route(ids[i], 2000))
-			return perror("resolve_route"), 1;
-		b = now_us();
-		t[i] = b - a;
-		if (wait_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, &got))
-			return 1;
-		t2[i] = now_us() - b;
-	}
-	report("resolve_route call", t, n);
-	report("route_resolved event", t2, n);
 
 	// cmtime's create qp: two CQs and the QP (rdma_create_qp moves it to INIT).
 	struct ibv_qp_init_attr qa = {

@@ -6,12 +6,13 @@
 # the drivers' functions with what they call), the CPU time
 # the guest spent busy during it (/proc/stat, in USER_HZ ticks: user,
 # system, softirq; <set>.cpu), its interrupts, context switches and network
-# softirqs (<set>.sched; the interrupts by source in <set>.irqs), and rxe0's hw_counters after the transfer, in
-# $RUN/<role>/prof/<set>.*. With PROF_LOOPBACK=1 both ends run on guest a
-# (client to its own address, as the benchmark's loopback row) and guest
-# b only keeps step. PROF_OP=cmtime profiles cmtime -c PROF_ITERS
-# (server on a, client on b) instead of a perftest. Not
-# part of any test set; run on the bench kernel with the benchmark's clock:
+# softirqs (<set>.sched; the interrupts by source in <set>.irqs), and
+# rxe0's hw_counters after the transfer, in $RUN/<role>/prof/<set>.*.
+# With PROF_LOOPBACK=1 both ends run on guest a (client to its own
+# address, as the benchmark's loopback row) and guest b only keeps step.
+# PROF_OP=cmtime profiles cmtime -c PROF_ITERS (server on a, client on b)
+# instead of a perftest. Not part of any test set; run on the bench kernel
+# with the benchmark's clock:
 #   RRXE_GUEST_APPEND="tsc_early_khz=<host kHz>" tests/guest/run-pair.sh \
 #       RUNDIR "$KB" "$MOD" bench bench bench_profile
 # Under TCG the guest takes only ~200-250 samples a second: compare shares
@@ -22,12 +23,12 @@ OP=${PROF_OP:-send} SIZE=${PROF_SIZE:-65536} ITERS=${PROF_ITERS:-1000}
 LOOPBACK=${PROF_LOOPBACK:-}
 # user nice system idle iowait irq softirq of the cpu line.
 cpu_ticks() { awk '$1 == "cpu" { print $2, $3, $4, $5, $6, $7, $8 }' /proc/stat; }
-# Interrupts, context switches and softirqs (NET_RX, NET_TX) so far.
 # Each /proc/interrupts line's count summed over the CPUs: "name count".
 irq_counts() {
 	awk 'NR > 1 { n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i
 		d = ""; for (; i <= NF; i++) d = d "_" $i; print $1 d, n }' /proc/interrupts
 }
+# Interrupts, context switches and softirqs (NET_RX, NET_TX) so far.
 sched_counts() { awk '$1 == "intr" || $1 == "ctxt" { printf "%s ", $2 } $1 == "softirq" { printf "%s %s ", $6, $5 }' /proc/stat; }
 OUT=$RUN/$ROLE/prof
 mkdir -p "$OUT"
