@@ -20,6 +20,9 @@ GUEST_MEM=${RRXE_GUEST_MEM:-2048}
 GUEST_CPUS=${RRXE_GUEST_CPUS:-1}
 # Extra kernel parameters (the benchmark passes tsc_early_khz, see bench.sh).
 GUEST_APPEND=${RRXE_GUEST_APPEND:-}
+# A TCG plugin for both guests (tests/bench/tbcount.so, the instruction
+# counter of bench_profile.sh), given RUNDIR/<role>/tb as its directory.
+PLUGIN=${RRXE_QEMU_PLUGIN:-}
 
 # The guests cover these host paths with tmpfs (tests/guest/init.sh): modules
 # there are invisible in the guest, which would then load the in-tree ones.
@@ -49,9 +52,13 @@ CFG
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 boot() { # role netdev-spec mac
-	local role=$1
+	local role=$1 plugin=()
+	if [ -n "$PLUGIN" ]; then
+		mkdir -p "$RUN/$role/tb"
+		plugin=(-plugin "file=$PLUGIN,dir=$RUN/$role/tb")
+	fi
 	timeout -k 10 "$GUEST_TIMEOUT" qemu-system-x86_64 \
-		-accel tcg -cpu max,la57=off -smp "$GUEST_CPUS" -m "$GUEST_MEM" \
+		-accel tcg -cpu max,la57=off -smp "$GUEST_CPUS" -m "$GUEST_MEM" "${plugin[@]}" \
 		-display none -monitor none -no-reboot -nic none \
 		-serial "file:$RUN/console-$role.log" \
 		-kernel "$KB/arch/x86/boot/bzImage" \

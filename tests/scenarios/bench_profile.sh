@@ -16,7 +16,12 @@
 #   RRXE_GUEST_APPEND="tsc_early_khz=<host kHz>" tests/guest/run-pair.sh \
 #       RUNDIR "$KB" "$MOD" bench bench bench_profile
 # Under TCG the guest takes only ~200-250 samples a second: compare shares
-# of the same window, not single symbols.
+# of the same window, not single symbols. With RRXE_QEMU_PLUGIN set to
+# tests/bench/tbcount.so (run-pair.sh loads it), perf is not run; instead
+# the guest instructions executed over the transfer are counted by the
+# address of their translation block (<set>.tb, with <set>.kallsyms to
+# name them; tests/bench/tb-report.py prints them by symbol): exact counts,
+# the same for the same work.
 # timeout: 900
 KREL=$(uname -r)
 OP=${PROF_OP:-send} SIZE=${PROF_SIZE:-65536} ITERS=${PROF_ITERS:-1000}
@@ -32,6 +37,20 @@ irq_counts() {
 sched_counts() { awk '$1 == "intr" || $1 == "ctxt" { printf "%s ", $2 } $1 == "softirq" { printf "%s %s ", $6, $5 }' /proc/stat; }
 OUT=$RUN/$ROLE/prof
 mkdir -p "$OUT"
+# The instruction counter (tests/bench/tbcount.c) serves requests in TB.
+TB=$RUN/$ROLE/tb
+[ -d "$TB" ] || TB=
+# tb_request NAME reset|dump: asks the counter and waits until it is done.
+tb_request() {
+	local i
+	echo "$2" >"$TB/req.$1"
+	for i in $(seq 300); do
+		[ -e "$TB/done.$1" ] && return 0
+		sleep 0.1
+	done
+	echo "no answer from the instruction counter ($1 $2)" >&2
+	return 1
+}
 cd /tmp || exit 1
 say() { echo "[$(date +%T)] $*"; }
 for SET in c rust; do
@@ -40,9 +59,14 @@ for SET in c rust; do
 	barrier "up.$SET" 120 >/dev/null || exit 1
 	GIDX=$(gid_index_v4 rxe0 "$MYIP")
 	rm -f /tmp/*.counters
-	perf record -e cpu-clock -a -g -o /tmp/perf.data -- sleep 60 >/dev/null 2>&1 &
-	ppid=$!
-	sleep 1
+	if [ -n "$TB" ]; then
+		ppid=
+		tb_request "start.$SET" reset || exit 1
+	else
+		perf record -e cpu-clock -a -g -o /tmp/perf.data -- sleep 60 >/dev/null 2>&1 &
+		ppid=$!
+		sleep 1
+	fi
 	t0=$(cpu_ticks) c0=$(sched_counts)
 	irq_counts >/tmp/irqs.0
 	if [ -n "$LOOPBACK" ] && [ "$OP" != cmtime ]; then
@@ -79,16 +103,24 @@ for SET in c rust; do
 		notify "done.$SET"
 	fi
 	t1=$(cpu_ticks) c1=$(sched_counts)
+	if [ -n "$TB" ]; then
+		tb_request "$SET" dump || exit 1
+		cp "$TB/$SET.tb" "$OUT/$SET.tb"
+		cat /proc/kallsyms >"$OUT/$SET.kallsyms"
+	fi
 	# The sources that fired during the transfer, most first.
 	irq_counts | awk 'NR == FNR { n[$1] = $2; next } $2 - n[$1] > 0 { print $2 - n[$1], $0 }' /tmp/irqs.0 - |
 		sort -rn | awk '{ printf "%8d %s\n", $1, $2 }' | head -20 >"$OUT/$SET.irqs"
 	echo "$c0 $c1" | awk '{ printf "interrupts %d, context switches %d, NET_RX softirqs %d, NET_TX softirqs %d\n", $5-$1, $6-$2, $7-$3, $8-$4 }' >"$OUT/$SET.sched"
 	echo "$t0 $t1" | awk '{ printf "busy ticks: user %d system %d softirq %d irq %d, idle %d\n", $8-$1+$9-$2, $10-$3, $14-$7, $13-$6, $11-$4 }' >"$OUT/$SET.cpu"
-	kill -INT $ppid 2>/dev/null
-	wait $ppid
+	[ -n "$ppid" ] && kill -INT $ppid 2>/dev/null && wait $ppid
 	for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
 		echo "$(basename "$f") $(cat "$f")"
 	done >"$OUT/$SET.counters" 2>/dev/null
+	if [ -z "$ppid" ]; then
+		barrier "end.$SET" 120 >/dev/null
+		continue
+	fi
 	perf report -i /tmp/perf.data --kallsyms=/proc/kallsyms --no-children --sort sym --stdio -g none 2>/dev/null | grep -v '^$' | head -150 >"$OUT/$SET.sym"
 	perf report -i /tmp/perf.data --kallsyms=/proc/kallsyms --no-children --sort comm,dso,sym --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -300 >"$OUT/$SET.commsym"
 	# Who holds interrupts off (a sample taken meanwhile lands on the

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tbcount: a QEMU TCG plugin that counts the guest instructions executed,
+ * the blocks entered and the memory accesses made, by the address of the
+ * translation block they were in: an exact,
+ * noise-free profile of where a guest's CPU goes, for comparing two
+ * drivers doing the same work (a sampling profiler under TCG gets ~250
+ * samples a second and delays those that fall while interrupts are off).
+ *
+ *   cc -O2 -shared -fPIC -o tbcount.so tbcount.c -lpthread
+ *   qemu-system-x86_64 ... -plugin ./tbcount.so,dir=DIR
+ *
+ * The guest asks for a reset or a dump by creating DIR/req.NAME holding
+ * "reset" or "dump": a thread of the plugin looks every 20 ms, zeroes the
+ * counts or writes DIR/NAME.tb ("address instructions entries accesses
+ * translations exit-kind locked-instructions" per block start counted
+ * since the reset, the address in hexadecimal), then
+ * creates DIR/done.NAME.
+ * tests/bench/tb-report.py turns a dump into instructions per symbol with
+ * the guest's /proc/kallsyms.
+ *
+ * A block is counted whole when it starts (an interrupt or fault in its
+ * middle overcounts by the rest of it, rare). Blocks translated again at
+ * the same address share their count. The counts are bumped by the vCPU
+ * thread without a lock and read by the dump thread: on x86-64 a 64-bit
+ * load sees a whole value; a dump taken while the guest runs is as of
+ * some moment during it.
+ *
+ * Only the few calls of QEMU's plugin API (version 1, QEMU 7.2) this
+ * needs are declared here.
+ */
+#include <dirent.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef uint64_t qemu_plugin_id_t;
+struct qemu_plugin_tb;
+typedef void (*tb_trans_cb)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
+typedef void (*udata_cb)(qemu_plugin_id_t id, void *userdata);
+struct qemu_plugin_insn;
+enum qemu_plugin_op { QEMU_PLUGIN_INLINE_ADD_U64 };
+enum qemu_plugin_mem_rw { QEMU_PLUGIN_MEM_R = 1, QEMU_PLUGIN_MEM_W, QEMU_PLUGIN_MEM_RW };
+
+extern void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, tb_trans_cb cb);
+extern uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
+extern size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+extern void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb,
+						     enum qemu_plugin_op op, void *ptr,
+						     uint64_t imm);
+extern struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb,
+							size_t idx);
+extern void qemu_plugin_register_vcpu_mem_inline(struct qemu_plugin_insn *insn,
+						 enum qemu_plugin_mem_rw rw,
+						 enum qemu_plugin_op op, void *ptr,
+						 uint64_t imm);
+extern char *qemu_plugin_insn_disas(const struct qemu_plugin_insn *insn);
+extern uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+extern size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
+extern void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, udata_cb cb, void *userdata);
+
+__attribute__((visibility("default"))) int qemu_plugin_version = 1;
+
+/*
+ * One block start address: the instructions executed from it, the times
+ * it was entered (each entry costs TCG a chained jump or, after an
+ * indirect branch or a return, a lookup) and the memory accesses made
+ * (each a software TLB lookup).
+ */
+struct block {
+	uint64_t addr;
+	uint64_t insns;
+	uint64_t execs;
+	uint64_t mems;
+	/* Translations of it (more than one: its code was flushed). */
+	uint64_t trans;
+	/* How it ends (enum exit_kind) and its locked instructions, from
+	 * its last translation. */
+	uint32_t exit;
+	uint32_t locked;
+};
+
+/*
+ * How a block hands over to the next, by its last instruction: TCG chains
+ * a direct jump to a block on the same guest page (cheap), looks the next
+ * block up for a return, an indirect or a cross-page jump (a hash lookup
+ * in a helper), and leaves its execution loop for an instruction that can
+ * change the interrupt state or needs the machine (sti, popf, iret, port
+ * I/O, hlt, ...), the most expensive.
+ */
+enum exit_kind { EXIT_CHAIN, EXIT_RET, EXIT_INDIRECT, EXIT_XPAGE, EXIT_LOOP };
+
+static int starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+static uint32_t exit_kind(struct qemu_plugin_tb *tb, size_t n)
+{
+	struct qemu_plugin_insn *last = qemu_plugin_tb_get_insn(tb, n - 1);
+	uint64_t page = qemu_plugin_tb_vaddr(tb) >> 12;
+	uint64_t next = qemu_plugin_insn_vaddr(last) + qemu_plugin_insn_size(last);
+	char *d = qemu_plugin_insn_disas(last);
+	uint32_t kind = (next >> 12) == page ? EXIT_CHAIN : EXIT_XPAGE;
+	const char *target;
+
+	if (!d)
+		return kind;
+	if (starts(d, "ret"))
+		kind = EXIT_RET;
+	else if (starts(d, "sti") || starts(d, "popf") || starts(d, "iret") ||
+		 starts(d, "sysret") || starts(d, "hlt") || starts(d, "pause") ||
+		 starts(d, "wrmsr") || starts(d, "out") || starts(d, "in ") ||
+		 starts(d, "inb") || starts(d, "inl") || starts(d, "inw") ||
+		 starts(d, "syscall") || starts(d, "int") || strstr(d, "%cr"))
+		kind = EXIT_LOOP;
+	else if (starts(d, "j") || starts(d, "call")) {
+		if (strchr(d, '*'))
+			kind = EXIT_INDIRECT;
+		else if ((target = strstr(d, "0x")) &&
+			 (strtoull(target, NULL, 16) >> 12) != page)
+			kind = EXIT_XPAGE;
+	}
+	free(d);
+	return kind;
+}
+
+static uint32_t locked_insns(struct qemu_plugin_tb *tb, size_t n)
+{
+	uint32_t locked = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char *d = qemu_plugin_insn_disas(qemu_plugin_tb_get_insn(tb, i));
+
+		if (d && (starts(d, "lock") || (starts(d, "xchg") && strchr(d, '('))))
+			locked++;
+		free(d);
+	}
+	return locked;
+}
+
+/*
+ * An open-addressing table that never shrinks or moves its entries (the
+ * translated code holds pointers to the counts): a fixed array, large
+ * enough for every block a guest kernel and its programs translate.
+ */
+#define TABLE_BITS 21
+#define TABLE_SIZE (1u << TABLE_BITS)
+static struct block *table;
+static size_t used;
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static char dir[1024];
+/* Counted here when the table is full (never seen). */
+static struct block overflow;
+
+static struct block *lookup(uint64_t addr)
+{
+	uint64_t h = (addr * 0x9e3779b97f4a7c15ull) >> (64 - TABLE_BITS);
+
+	for (size_t n = 0; n < TABLE_SIZE; n++, h = (h + 1) & (TABLE_SIZE - 1)) {
+		struct block *b = &table[h];
+
+		if (b->addr == addr && (addr || b->insns))
+			return b;
+		if (!b->addr && !b->insns) {
+			if (used * 10 > (size_t)TABLE_SIZE * 9)
+				return &overflow;
+			b->addr = addr;
+			used++;
+			return b;
+		}
+	}
+	return &overflow;
+}
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	uint32_t kind = exit_kind(tb, n), locked = locked_insns(tb, n);
+	struct block *b;
+
+	(void)id;
+	pthread_mutex_lock(&table_lock);
+	b = lookup(qemu_plugin_tb_vaddr(tb));
+	b->trans++;
+	b->exit = kind;
+	b->locked = locked;
+	pthread_mutex_unlock(&table_lock);
+
+	qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &b->insns, n);
+	qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &b->execs, 1);
+	for (size_t i = 0; i < n; i++)
+		qemu_plugin_register_vcpu_mem_inline(qemu_plugin_tb_get_insn(tb, i),
+						     QEMU_PLUGIN_MEM_RW,
+						     QEMU_PLUGIN_INLINE_ADD_U64, &b->mems, 1);
+}
+
+static void reset(void)
+{
+	pthread_mutex_lock(&table_lock);
+	for (size_t i = 0; i < TABLE_SIZE; i++) {
+		__atomic_store_n(&table[i].insns, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&table[i].execs, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&table[i].mems, 0, __ATOMIC_RELAXED);
+		table[i].trans = 0;
+	}
+	overflow.insns = overflow.execs = overflow.mems = overflow.trans = 0;
+	pthread_mutex_unlock(&table_lock);
+}
+
+static void dump(const char *path)
+{
+	char tmp[1100];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	pthread_mutex_lock(&table_lock);
+	for (size_t i = 0; i < TABLE_SIZE; i++) {
+		uint64_t n = __atomic_load_n(&table[i].insns, __ATOMIC_RELAXED);
+
+		if (n || table[i].trans)
+			fprintf(f, "%016llx %llu %llu %llu %llu %u %u\n",
+				(unsigned long long)table[i].addr, (unsigned long long)n,
+				(unsigned long long)__atomic_load_n(&table[i].execs, __ATOMIC_RELAXED),
+				(unsigned long long)__atomic_load_n(&table[i].mems, __ATOMIC_RELAXED),
+				(unsigned long long)table[i].trans, table[i].exit, table[i].locked);
+	}
+	if (overflow.insns)
+		fprintf(f, "overflow %llu %llu %llu %llu\n", (unsigned long long)overflow.insns,
+			(unsigned long long)overflow.execs, (unsigned long long)overflow.mems,
+			(unsigned long long)overflow.trans);
+	pthread_mutex_unlock(&table_lock);
+	fclose(f);
+	rename(tmp, path);
+}
+
+/* Serves DIR/req.NAME files until QEMU exits. */
+static void *watcher(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		DIR *d = opendir(dir);
+		struct dirent *e;
+
+		while (d && (e = readdir(d))) {
+			char req[1400], out[1400], what[16] = "";
+			const char *name;
+			FILE *f;
+
+			if (strncmp(e->d_name, "req.", 4))
+				continue;
+			name = e->d_name + 4;
+			snprintf(req, sizeof(req), "%s/%s", dir, e->d_name);
+			f = fopen(req, "r");
+			if (!f)
+				continue;
+			if (!fgets(what, sizeof(what), f))
+				what[0] = 0;
+			fclose(f);
+			if (!strncmp(what, "reset", 5)) {
+				reset();
+			} else if (!strncmp(what, "dump", 4)) {
+				snprintf(out, sizeof(out), "%s/%s.tb", dir, name);
+				dump(out);
+			}
+			unlink(req);
+			snprintf(out, sizeof(out), "%s/done.%s", dir, name);
+			f = fopen(out, "w");
+			if (f)
+				fclose(f);
+		}
+		if (d)
+			closedir(d);
+		usleep(20000);
+	}
+	return NULL;
+}
+
+static void at_exit(qemu_plugin_id_t id, void *userdata)
+{
+	char out[1100];
+
+	(void)id;
+	(void)userdata;
+	snprintf(out, sizeof(out), "%s/exit.tb", dir);
+	dump(out);
+}
+
+__attribute__((visibility("default"))) int
+qemu_plugin_install(qemu_plugin_id_t id, const void *info, int argc, char **argv)
+{
+	pthread_t t;
+
+	(void)info;
+	for (int i = 0; i < argc; i++)
+		if (!strncmp(argv[i], "dir=", 4))
+			snprintf(dir, sizeof(dir), "%s", argv[i] + 4);
+	if (!dir[0]) {
+		fprintf(stderr, "tbcount: dir=DIR is required\n");
+		return -1;
+	}
+	table = calloc(TABLE_SIZE, sizeof(*table));
+	if (!table)
+		return -1;
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+	if (pthread_create(&t, NULL, watcher, NULL))
+		return -1;
+	pthread_detach(t);
+	return 0;
+}
