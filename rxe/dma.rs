@@ -81,8 +81,9 @@ fn get32(b: &[u8], off: usize) -> Option<u32> {
 }
 
 fn put32(b: &mut [u8], off: usize, v: u32) -> Option<()> {
-    b.get_mut(off..off.checked_add(4)?)?
-        .copy_from_slice(&v.to_ne_bytes());
+    // An array store, not `copy_from_slice` (an out-of-line call and a
+    // `memcpy` in the kernel's `core`).
+    *b.get_mut(off..)?.first_chunk_mut::<4>()? = v.to_ne_bytes();
     Some(())
 }
 

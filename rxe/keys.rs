@@ -140,6 +140,7 @@ impl PageGeometry {
     /// Which entry of the page list holds `iova` (`rxe_mr_iova_to_index`).
     /// Entries are CPU pages when the region's pages are larger (they were
     /// split), else one per region page.
+    #[inline]
     pub fn index(&self, iova: u64) -> u64 {
         if self.page_size() > self.cpu_page_size() {
             let base = self.iova & !(self.page_size() - 1);
@@ -151,6 +152,7 @@ impl PageGeometry {
 
     /// The offset of `iova` in its entry, before the entry's own offset
     /// (`rxe_mr_iova_to_page_offset`).
+    #[inline]
     pub fn offset(&self, iova: u64) -> u64 {
         if self.page_size() > self.cpu_page_size() {
             iova & (self.cpu_page_size() - 1)
@@ -167,6 +169,7 @@ impl PageGeometry {
     }
 
     /// How many CPU pages one region page spans (at least one).
+    #[inline]
     pub fn cpu_pages_per_page(&self) -> u64 {
         (self.page_size() >> self.cpu_page_shift).max(1)
     }

@@ -43,7 +43,7 @@ use crate::wire::{
         IpHdr,
         UDP_HDR_LEN, //
     },
-    packet,
+    opcode::OpcodeInfo,
     ROCE_V2_UDP_DPORT, //
 };
 use core::sync::atomic::{
@@ -218,7 +218,8 @@ pub(crate) struct Dest {
 }
 
 /// Sends one RoCE v2 packet of `paylen` bytes (BTH to ICRC) from `dev` to
-/// `dest`, UDP source port `sport`: `build` writes the packet but its ICRC,
+/// `dest`, UDP source port `sport`: `build` writes the packet but its ICRC
+/// and returns its opcode's table entry (the layout it was built with),
 /// then the route is looked up, the UDP and IP headers pushed, the ICRC
 /// computed over them (`rxe_icrc_generate`), the skb charged to `owner`
 /// (its QP's socket), and the packet sent from the netdev of the source
@@ -230,8 +231,8 @@ pub(crate) struct Dest {
 /// route kept in `route_cache` while it is valid (`rxe_find_route`).
 ///
 /// Errors: `ENODEV` without a source GID or its netdev, `ENOMEM` without an
-/// skb, `EHOSTUNREACH` without a route, `EINVAL` if `build` wrote no valid
-/// packet, `build`'s own; `EIO` if the IP layer refused it.
+/// skb, `EHOSTUNREACH` without a route, `EINVAL` if the packet is shorter
+/// than its opcode's headers and ICRC, `build`'s own; `EIO` if the IP layer refused it.
 pub(crate) fn send<O: TxOwner>(
     dev: &Device<Rxe>,
     dest: &Dest,
@@ -239,13 +240,13 @@ pub(crate) fn send<O: TxOwner>(
     paylen: u32,
     route_cache: Option<&RouteCache>,
     owner: &TxSocket<O>,
-    build: impl FnOnce(&mut [u8]) -> Result,
+    build: impl FnOnce(&mut [u8]) -> Result<&'static OpcodeInfo>,
 ) -> Result {
     let ndev = dev
         .gid_netdev(params::NUM_PORTS, dest.sgid_index)
         .ok_or(ENODEV)?;
     let mut skb = TxSkb::alloc(&ndev, &dest.dst, paylen)?;
-    build(skb.payload_mut())?;
+    let info = build(skb.payload_mut())?;
     let route = match route_cache {
         Some(cache) => cache.output(&ndev, &dest.src, &dest.dst)?,
         None => Route::output(&ndev, &dest.src, &dest.dst)?,
@@ -263,7 +264,6 @@ pub(crate) fn send<O: TxOwner>(
         let (ip, udp_hdr, payload) = pkt.parts_mut();
         let ip = IpHdr::parse(ip).ok_or(EINVAL)?;
         let udp_hdr = udp_hdr.first_chunk::<UDP_HDR_LEN>().ok_or(EINVAL)?;
-        let info = packet::Packet::parse(payload).map_err(|_| EINVAL)?.info();
         let crc = icrc::icrc(udp::crc32_le, ip, udp_hdr, payload, info).ok_or(EINVAL)?;
         icrc::store(payload, crc);
     }

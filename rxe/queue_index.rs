@@ -124,21 +124,25 @@ impl Layout {
     }
 
     /// Offset in the buffer of the slot of `index` (masked).
+    #[inline]
     pub fn offset_of(&self, index: u32) -> usize {
         DATA_OFFSET + (((index & self.index_mask) as usize) << self.log2_elem_size)
     }
 
     /// The index following `index`.
+    #[inline]
     pub fn next(&self, index: u32) -> u32 {
         index.wrapping_add(1) & self.index_mask
     }
 
     /// Elements between consumer `cons` and producer `prod`.
+    #[inline]
     pub fn count(&self, prod: u32, cons: u32) -> u32 {
         prod.wrapping_sub(cons) & self.index_mask
     }
 
     /// Whether there is no element.
+    #[inline]
     pub fn empty(&self, prod: u32, cons: u32) -> bool {
         self.count(prod, cons) == 0
     }

@@ -1464,7 +1464,10 @@ pub(crate) fn receiver(qp: &Arc<Qp>) -> Step {
             };
             resp_check::run(&mut env, &cfg, &mut resp)
         };
-        r.slots = slots;
+        // Put back over the empty vector `take` left, which is forgotten,
+        // not dropped: it owns nothing, and its drop is a call (to the
+        // allocator's `free`) for every packet.
+        core::mem::forget(core::mem::replace(&mut r.slots, slots));
         r.head = head;
         r.info = info;
         r.ctx = ctx;

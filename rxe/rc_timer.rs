@@ -21,6 +21,7 @@ use crate::{
         Arm,
         Deadlines, //
     },
+    rdma::bindings,
 };
 use kernel::{
     impl_has_hr_timer,
@@ -37,7 +38,6 @@ use kernel::{
             HrTimerRestart,
             RelativeSoftMode, //
         },
-        msecs_to_jiffies,
         Delta,
         Instant,
         Monotonic, //
@@ -62,9 +62,11 @@ impl HrTimerCallback for Qp {
     }
 }
 
-/// The kernel's tick rate (`HZ`), which the C driver's timers count in.
-pub(crate) fn hz() -> u32 {
-    u32::try_from(msecs_to_jiffies(1000)).unwrap_or(1000)
+/// The kernel's tick rate (`HZ`, the configured `CONFIG_HZ`, not the
+/// user-space `HZ` the bindings also have), which the C driver's timers
+/// count in. A constant: the requester asks for every packet.
+pub(crate) const fn hz() -> u32 {
+    bindings::CONFIG_HZ
 }
 
 /// The QP's timer: the deadlines, its clock origin and the running kernel

@@ -91,7 +91,7 @@ impl RecvPkt {
     /// The packet, BTH to ICRC: its headers and payload.
     pub(crate) fn view(&self) -> Option<packet::Packet<'_>> {
         // Parsed once on receive; the bytes have not changed since.
-        packet::Packet::parse(self.skb.data()).ok()
+        packet::Packet::reparse(self.skb.data())
     }
 
     /// The IP header (the GRH of a UD receive is built from it): IPv4's
@@ -179,10 +179,11 @@ fn rcv_or_drop(dev: &Device<Rxe>, ndev: &NetDevice, pkt: Packet) -> Result<(), D
         Some(qp)
     };
     // The ICRC last, as the C driver: only for a packet some QP takes.
-    if !icrc_ok(&pkt.skb, &p) {
+    let hdrs = pkt.skb.headers();
+    if !icrc_ok(hdrs, &p) {
         return Err(DropReason::Icrc);
     }
-    let skblen = u64::from(pkt.paylen) + pkt.skb.headers().len() as u64;
+    let skblen = u64::from(pkt.paylen) + hdrs.len() as u64;
     rxe.count_add(params::CNT_RCVD_BYTES, skblen);
     rxe.count(params::CNT_RCVD_PKTS);
     let daddr = pkt.daddr;
@@ -336,9 +337,9 @@ fn saturating_inc(c: &AtomicU32) {
     });
 }
 
-/// `rxe_icrc_check`: over the IP and UDP headers the packet came with.
-fn icrc_ok(skb: &Skb, p: &packet::Packet<'_>) -> bool {
-    let hdrs = skb.headers();
+/// `rxe_icrc_check`: over the IP and UDP headers the packet came with
+/// (`hdrs`, the skb's bytes from its network header to its data).
+fn icrc_ok(hdrs: &[u8], p: &packet::Packet<'_>) -> bool {
     let (Some(ip), Some(udp)) = (
         IpHdr::parse(hdrs),
         hdrs.len()

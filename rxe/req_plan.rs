@@ -718,28 +718,38 @@ impl<'a> SendWqeBytes<'a> {
         Some(Self { b })
     }
 
+    // The fields are read and written as arrays, not with
+    // `copy_from_slice` (an out-of-line call and a `memcpy` per field in
+    // the kernel's `core`); the offsets are all inside the fixed part
+    // (`new`), so the `None` arms are never taken.
     #[inline]
     fn u32_at(&self, off: usize) -> u32 {
-        let mut v = [0u8; 4];
-        v.copy_from_slice(&self.b[off..off + 4]);
-        u32::from_ne_bytes(v)
+        self.b
+            .get(off..)
+            .and_then(<[u8]>::first_chunk::<4>)
+            .map_or(0, |c| u32::from_ne_bytes(*c))
     }
 
     #[inline]
     fn u64_at(&self, off: usize) -> u64 {
-        let mut v = [0u8; 8];
-        v.copy_from_slice(&self.b[off..off + 8]);
-        u64::from_ne_bytes(v)
+        self.b
+            .get(off..)
+            .and_then(<[u8]>::first_chunk::<8>)
+            .map_or(0, |c| u64::from_ne_bytes(*c))
     }
 
     #[inline]
     fn put32(&mut self, off: usize, v: u32) {
-        self.b[off..off + 4].copy_from_slice(&v.to_ne_bytes());
+        if let Some(c) = self.b.get_mut(off..).and_then(<[u8]>::first_chunk_mut::<4>) {
+            *c = v.to_ne_bytes();
+        }
     }
 
     #[inline]
     fn put64(&mut self, off: usize, v: u64) {
-        self.b[off..off + 8].copy_from_slice(&v.to_ne_bytes());
+        if let Some(c) = self.b.get_mut(off..).and_then(<[u8]>::first_chunk_mut::<8>) {
+            *c = v.to_ne_bytes();
+        }
     }
 
     /// `enum ib_wr_opcode`.

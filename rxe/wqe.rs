@@ -292,12 +292,18 @@ pub fn get64(b: &[u8], off: usize) -> u64 {
         .map_or(0, u64::from_ne_bytes)
 }
 
+// As arrays, not with `copy_from_slice` (see `SendWqeBytes`); out of
+// bounds is a bug of the caller, which sized the element.
 fn put32(b: &mut [u8], off: usize, v: u32) {
-    b[off..off + 4].copy_from_slice(&v.to_ne_bytes());
+    if let Some(c) = b.get_mut(off..).and_then(<[u8]>::first_chunk_mut::<4>) {
+        *c = v.to_ne_bytes();
+    }
 }
 
 fn put64(b: &mut [u8], off: usize, v: u64) {
-    b[off..off + 8].copy_from_slice(&v.to_ne_bytes());
+    if let Some(c) = b.get_mut(off..).and_then(<[u8]>::first_chunk_mut::<8>) {
+        *c = v.to_ne_bytes();
+    }
 }
 
 /// Writes `struct rxe_dma_info` at `off`: `length` bytes to go, from the

@@ -88,7 +88,8 @@ pub(crate) fn xmit(
         |buf| {
             let mut pkt = PacketMut::new(buf, layout, bth).map_err(|_| EINVAL)?;
             headers(&mut pkt).map_err(|_| EINVAL)?;
-            fill(pkt.payload_mut())
+            fill(pkt.payload_mut())?;
+            Ok(layout.info())
         },
     )
 }

@@ -246,11 +246,18 @@ impl<T: IbDriver> Device<T> {
     }
 
     /// The driver's per-device data.
+    #[inline]
     pub fn data(&self) -> Pin<&T::Data> {
-        // SAFETY: `drv` holds a `Pin<KBox<T::Data>>` made foreign until
-        // `dealloc_driver`, after which no `&Device` exists (invariants).
+        // Read here rather than through `rrxe_ib_drv`: every packet asks
+        // for it, several times.
+        // SAFETY: the device was allocated as the `ib_dev` of a `struct
+        // rrxe_ib_device` (`rrxe_ib_alloc_device`), whose `drv` holds a
+        // `Pin<KBox<T::Data>>` made foreign until `dealloc_driver`, after
+        // which no `&Device` exists (invariants); it is written once,
+        // before any `&Device` is handed out.
         unsafe {
-            <Pin<KBox<T::Data>> as ForeignOwnable>::borrow(bindings::rrxe_ib_drv(self.as_raw()))
+            let outer = kernel::container_of!(self.as_raw(), bindings::rrxe_ib_device, ib_dev);
+            <Pin<KBox<T::Data>> as ForeignOwnable>::borrow((*outer).drv)
         }
     }
 
@@ -278,7 +285,7 @@ impl<T: IbDriver> Device<T> {
         // SAFETY: the device is live; the core returns a held attribute or an
         // error pointer (`-EINVAL` for an index beyond the table).
         let attr = unsafe { bindings::rdma_get_gid_attr(self.as_raw(), port, index.into()) };
-        if kernel::error::from_err_ptr(attr.cast_mut()).is_err() || attr.is_null() {
+        if is_err_or_null(attr) {
             return None;
         }
         let ndev = {
@@ -286,7 +293,7 @@ impl<T: IbDriver> Device<T> {
             // SAFETY: the attribute is held, and read inside an RCU read
             // section as the function requires.
             let ptr = unsafe { bindings::rdma_read_gid_attr_ndev_rcu(attr) };
-            match kernel::error::from_err_ptr(ptr).ok().and_then(NonNull::new) {
+            match NonNull::new(ptr).filter(|p| !is_err_or_null(p.as_ptr())) {
                 Some(ptr) => {
                     // SAFETY: the netdev is valid inside the read section;
                     // the reference taken keeps it valid after it.
@@ -911,4 +918,14 @@ impl<T: IbDriver> PinnedDrop for DriverRegistration<T> {
             bindings::unregister_netdevice_notifier(self.nb.get());
         }
     }
+}
+
+/// `IS_ERR_OR_NULL`: a null pointer or an error pointer (the last
+/// `MAX_ERRNO` addresses). Checked here rather than with
+/// `kernel::error::from_err_ptr`, which is not inlined (two calls a check),
+/// on the per-packet path.
+#[inline]
+fn is_err_or_null<T>(ptr: *const T) -> bool {
+    const MAX_ERRNO: usize = 4095;
+    ptr.is_null() || ptr as usize > usize::MAX - MAX_ERRNO
 }

@@ -87,8 +87,11 @@ impl Skb {
         // bytes from `data`, unchanged while `self` is borrowed (only `&mut
         // self` methods move or reallocate them).
         unsafe {
-            let len = bindings::rrxe_skb_headlen(self.as_raw()) as usize;
-            let data = bindings::rrxe_skb_data(self.as_raw());
+            // `skb_headlen` and `skb->data`, read here (the receive and
+            // transmit paths ask several times a packet).
+            let skb = self.as_raw();
+            let len = (*skb).len.wrapping_sub((*skb).data_len) as usize;
+            let data = (*skb).data;
             if data.is_null() || len == 0 {
                 return &[];
             }
@@ -107,7 +110,7 @@ impl Skb {
         // borrowed (only `&mut self` methods change them).
         unsafe {
             let nh = bindings::rrxe_skb_network_header(self.as_raw());
-            let data = bindings::rrxe_skb_data(self.as_raw());
+            let data = (*self.as_raw()).data;
             if nh.is_null() || data.is_null() || nh > data {
                 return &[];
             }

@@ -63,32 +63,55 @@ fn pseudo_header<F>(
 where
     F: FnMut(u32, &[u8]) -> u32,
 {
-    let crc = match ip {
+    // One buffer, one CRC call, as the C driver's `pshdr`.
+    match ip {
         IpHdr::V4(hdr) => {
-            let mut hdr = *hdr;
-            hdr[1] = 0xff; // TOS
-            hdr[8] = 0xff; // TTL
-            hdr[10] = 0xff; // header checksum
-            hdr[11] = 0xff;
-            crc32_le(ICRC_SEED, &hdr)
+            let mut b =
+                masked::<IPV4_HDR_LEN, { IPV4_HDR_LEN + UDP_HDR_LEN + BTH_LEN }>(hdr, udp, bth);
+            b[1] = 0xff; // TOS
+            b[8] = 0xff; // TTL
+            b[10] = 0xff; // header checksum
+            b[11] = 0xff;
+            crc32_le(ICRC_SEED, &b)
         }
         IpHdr::V6(hdr) => {
-            let mut hdr = *hdr;
-            hdr[0] |= 0x0f; // traffic class, high nibble
-            hdr[1] = 0xff; // traffic class, low nibble; flow label
-            hdr[2] = 0xff;
-            hdr[3] = 0xff;
-            hdr[7] = 0xff; // hop limit
-            crc32_le(ICRC_SEED, &hdr)
+            let mut b =
+                masked::<IPV6_HDR_LEN, { IPV6_HDR_LEN + UDP_HDR_LEN + BTH_LEN }>(hdr, udp, bth);
+            b[0] |= 0x0f; // traffic class, high nibble
+            b[1] = 0xff; // traffic class, low nibble; flow label
+            b[2] = 0xff;
+            b[3] = 0xff;
+            b[7] = 0xff; // hop limit
+            crc32_le(ICRC_SEED, &b)
         }
-    };
-    let mut udp = *udp;
-    udp[6] = 0xff; // checksum
-    udp[7] = 0xff;
-    let crc = crc32_le(crc, &udp);
-    let mut bth = *bth;
-    bth[4] = 0xff; // FECN, BECN, resv6a
-    crc32_le(crc, &bth)
+    }
+}
+
+/// The IP header `ip` (`IP` bytes), the UDP header and the BTH one after
+/// the other (`ALL` bytes, their sum), with the UDP checksum and the BTH's
+/// FECN, BECN and reserved bits masked; the caller masks the IP fields.
+/// Copied as arrays: `copy_from_slice` is an out-of-line call in the
+/// kernel's `core`, two a packet here.
+fn masked<const IP: usize, const ALL: usize>(
+    ip: &[u8; IP],
+    udp: &[u8; UDP_HDR_LEN],
+    bth: &[u8; BTH_LEN],
+) -> [u8; ALL] {
+    const { assert!(ALL == IP + UDP_HDR_LEN + BTH_LEN) };
+    let mut b = [0u8; ALL];
+    if let Some((i, rest)) = b.split_first_chunk_mut::<IP>() {
+        *i = *ip;
+        if let Some((u, rest)) = rest.split_first_chunk_mut::<UDP_HDR_LEN>() {
+            *u = *udp;
+            u[6] = 0xff; // checksum
+            u[7] = 0xff;
+            if let Some(t) = rest.first_chunk_mut::<BTH_LEN>() {
+                *t = *bth;
+                t[4] = 0xff; // FECN, BECN, resv6a
+            }
+        }
+    }
+    b
 }
 
 /// The ICRC of `pkt` (BTH to ICRC, the UDP payload) sent with `ip` and

@@ -115,6 +115,18 @@ impl<'a> Packet<'a> {
         Ok(Self { bytes, info, bth })
     }
 
+    /// A packet [`Packet::parse`] accepted before, again: its BTH and
+    /// opcode entry, without the checks (a received packet is looked at
+    /// several times while it is worked on; its bytes do not change). The
+    /// accessors are bounds-checked all the same: bytes that were not
+    /// checked give wrong fields, not a fault.
+    #[inline]
+    pub(crate) fn reparse(bytes: &'a [u8]) -> Option<Self> {
+        let bth = Bth::read(bytes)?;
+        let info = opcode::lookup(bth.opcode)?;
+        Some(Self { bytes, info, bth })
+    }
+
     /// The whole packet, BTH to ICRC.
     pub(crate) fn bytes(&self) -> &'a [u8] {
         self.bytes
