@@ -198,6 +198,7 @@ impl Queue {
         }
     }
 
+    #[inline]
     fn at(&self, index: u32, offset: usize, len: usize) -> Result<usize> {
         match offset.checked_add(len) {
             Some(end) if end <= self.layout.slot_size() => {
@@ -228,12 +229,14 @@ impl Queue {
     }
 
     /// Copies bytes at byte `offset` of the element at `index`.
+    #[inline]
     pub(crate) fn read_bytes(&self, index: u32, offset: usize, bytes: &mut [u8]) -> Result {
         self.buf
             .read_bytes(self.at(index, offset, bytes.len())?, bytes)
     }
 
     /// Copies `bytes` to byte `offset` of the element at `index`.
+    #[inline]
     pub(crate) fn write_bytes(&self, index: u32, offset: usize, bytes: &[u8]) -> Result {
         self.buf
             .write_bytes(self.at(index, offset, bytes.len())?, bytes)

@@ -89,6 +89,7 @@ pub(crate) struct RecvPkt {
 
 impl RecvPkt {
     /// The packet, BTH to ICRC: its headers and payload.
+    #[inline]
     pub(crate) fn view(&self) -> Option<packet::Packet<'_>> {
         // Parsed once on receive; the bytes have not changed since.
         packet::Packet::reparse(self.skb.data())

@@ -36,6 +36,7 @@ use kernel::prelude::*;
 
 /// Where an address vector's packets go: its IP addresses (those of its
 /// GIDs, `rxe_av_fill_ip_info`), MAC, traffic class and hop limit.
+#[inline]
 pub(crate) fn dest_of(av: &Av) -> Dest {
     Dest {
         sgid_index: av.sgid_index,
@@ -47,6 +48,7 @@ pub(crate) fn dest_of(av: &Av) -> Dest {
     }
 }
 
+#[inline]
 fn ip_of(a: av::IpAddr) -> IpAddr {
     match a {
         av::IpAddr::V4(a) => IpAddr::V4(a),

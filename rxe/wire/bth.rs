@@ -82,6 +82,7 @@ impl Bth {
     }
 
     /// Decodes a BTH.
+    #[inline]
     pub(crate) fn decode(b: &[u8; BTH_LEN]) -> Self {
         let flags = b.u8_at::<1>();
         let fqpn = b.be32_at::<4>();
@@ -102,6 +103,7 @@ impl Bth {
     }
 
     /// Decodes the BTH at the start of `bytes`, if they hold one.
+    #[inline]
     pub(crate) fn read(bytes: &[u8]) -> Option<Self> {
         bytes.first_chunk().map(Self::decode)
     }
