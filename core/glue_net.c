@@ -389,11 +389,6 @@ void *rrxe_sk_user_data(const struct sock *sk)
 	return sk->sk_user_data;
 }
 
-void rrxe_sock_hold(struct sock *sk)
-{
-	sock_hold(sk);
-}
-
 void rrxe_sock_put(struct sock *sk)
 {
 	sock_put(sk);
@@ -402,6 +397,7 @@ void rrxe_sock_put(struct sock *sk)
 void rrxe_skb_set_owner(struct sk_buff *skb, struct sock *sk,
 			void (*dtor)(struct sk_buff *skb))
 {
+	sock_hold(sk);
 	skb->sk = sk;
 	skb->destructor = dtor;
 }

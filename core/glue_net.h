@@ -110,9 +110,8 @@ int rrxe_sock_create_kern_udp(struct socket **sockp);
 struct sock *rrxe_socket_sk(const struct socket *sock);
 void rrxe_sk_set_user_data(struct sock *sk, void *data);
 void *rrxe_sk_user_data(const struct sock *sk);
-void rrxe_sock_hold(struct sock *sk);
 void rrxe_sock_put(struct sock *sk);
-/* skb->sk = @sk, skb->destructor = @dtor (the caller holds @sk for it). */
+/* sock_hold(@sk), skb->sk = @sk, skb->destructor = @dtor (which puts it). */
 void rrxe_skb_set_owner(struct sk_buff *skb, struct sock *sk,
 			void (*dtor)(struct sk_buff *skb));
 struct sock *rrxe_skb_sk(const struct sk_buff *skb);

@@ -55,6 +55,7 @@ use kernel::{
     prelude::*,
     sync::{
         Arc,
+        ArcBorrow,
         Mutex, //
     },
 };
@@ -222,10 +223,11 @@ pub(crate) struct Dest {
 /// and returns its opcode's table entry (the layout it was built with),
 /// then the route is looked up, the UDP and IP headers pushed, the ICRC
 /// computed over them (`rxe_icrc_generate`), the skb charged to `owner`
-/// (its QP's socket), and the packet sent from the netdev of the source
-/// GID (port 1's, or an upper device of it such as a VLAN device, as the C
-/// driver's `rxe_init_packet`), or looped back to this device's receive path when
-/// `dest`'s MAC is the netdev's own (`rxe_loopback`). Counts `sent_pkts`
+/// (its QP's socket, with that QP), and the packet sent from the netdev of
+/// the source GID (port 1's, or an upper device of it such as a VLAN
+/// device, as the C driver's `rxe_init_packet`), or looped back to this
+/// device's receive path when `dest`'s MAC is the netdev's own
+/// (`rxe_loopback`). Counts `sent_pkts`
 /// and `sent_bytes` (IP and UDP headers included, as the C driver), or
 /// `send_err` if the IP layer refuses it. A connected QP's packets take the
 /// route kept in `route_cache` while it is valid (`rxe_find_route`).
@@ -239,7 +241,7 @@ pub(crate) fn send<O: TxOwner>(
     sport: u16,
     paylen: u32,
     route_cache: Option<&RouteCache>,
-    owner: &TxSocket<O>,
+    (owner, owner_ref): (&TxSocket<O>, ArcBorrow<'_, O>),
     build: impl FnOnce(&mut [u8]) -> Result<&'static OpcodeInfo>,
 ) -> Result {
     let ndev = dev
@@ -267,7 +269,7 @@ pub(crate) fn send<O: TxOwner>(
         let crc = icrc::icrc(udp::crc32_le, ip, udp_hdr, payload, info).ok_or(EINVAL)?;
         icrc::store(payload, crc);
     }
-    pkt.set_owner(owner)?;
+    pkt.set_owner(owner, owner_ref)?;
     let rxe = dev.data();
     let bytes = u64::from(paylen + dest.dst.ip_udp_hlen());
     if ndev.mac() == Some(dest.dmac) {

@@ -154,7 +154,7 @@ pub(crate) fn requester(qp: &Arc<Qp>) -> Step {
 }
 
 /// Builds and sends the packet of one UD send WQE; the completion status.
-fn send_one(dev: &Device<Rxe>, qp: &Qp, w: &[u8]) -> u32 {
+fn send_one(dev: &Device<Rxe>, qp: &Arc<Qp>, w: &[u8]) -> u32 {
     use bindings::{
         ib_wc_status_IB_WC_LOC_QP_OP_ERR as LOC_QP_OP_ERR,
         ib_wc_status_IB_WC_SUCCESS as SUCCESS, //

@@ -32,7 +32,10 @@ use crate::wire::{
         PacketMut, //
     },
 };
-use kernel::prelude::*;
+use kernel::{
+    prelude::*,
+    sync::Arc, //
+};
 
 /// Where an address vector's packets go: its IP addresses (those of its
 /// GIDs, `rxe_av_fill_ip_info`), MAC, traffic class and hop limit.
@@ -68,7 +71,7 @@ pub(crate) type Headers<'a> = &'a mut dyn FnMut(&mut PacketMut<'_>) -> Result<()
 /// [`net::send`]).
 pub(crate) fn xmit(
     dev: &Device<Rxe>,
-    qp: &Qp,
+    qp: &Arc<Qp>,
     dest: &Dest,
     bth: &Bth,
     payload_len: usize,
@@ -86,7 +89,7 @@ pub(crate) fn xmit(
         qp.src_port(),
         paylen,
         qp.route_cache(),
-        tx.as_ref().ok_or(EINVAL)?,
+        (tx.as_ref().ok_or(EINVAL)?, qp.as_arc_borrow()),
         |buf| {
             let mut pkt = PacketMut::new(buf, layout, bth).map_err(|_| EINVAL)?;
             headers(&mut pkt).map_err(|_| EINVAL)?;

@@ -555,29 +555,34 @@ impl TxPacket {
         self.skb
     }
 
-    /// Charges the skb to `sock`'s owner: [`TxOwner::skb_queued`] now,
-    /// [`TxOwner::skb_done`] when the skb is freed, wherever that is (sent,
-    /// dropped on the way, looped back). `EBUSY` if it has an owner already.
-    pub fn set_owner<O: TxOwner>(&mut self, sock: &TxSocket<O>) -> Result {
+    /// Charges the skb to `sock`'s owner, `owner` (the caller's reference
+    /// to it: taking it from the socket's user data costs two more calls a
+    /// packet): [`TxOwner::skb_queued`] now, [`TxOwner::skb_done`] when the
+    /// skb is freed, wherever that is (sent, dropped on the way, looped
+    /// back). `EBUSY` if it has an owner already, `EINVAL` if `owner` is
+    /// not the socket's.
+    pub fn set_owner<O: TxOwner>(&mut self, sock: &TxSocket<O>, owner: ArcBorrow<'_, O>) -> Result {
         if self.owned {
             return Err(EBUSY);
         }
         let sk = sock.sk();
-        // SAFETY: `sk_user_data` of a `TxSocket<O>` is its `Arc<O>`, alive
-        // while `sock` is (type invariant of `TxSocket`).
-        let owner: Arc<O> = unsafe {
-            ArcBorrow::from_raw(bindings::rrxe_sk_user_data(sk).cast::<O>().cast_const())
+        // The destructor gives the count back through `sk_user_data`: it
+        // must be of that very owner.
+        // SAFETY: the socket is valid until `sock` drops (type invariant).
+        let theirs = unsafe { bindings::rrxe_sk_user_data(sk) };
+        if !core::ptr::eq(theirs.cast_const().cast::<O>(), &*owner) {
+            return Err(EINVAL);
         }
-        .into();
+        let owner: Arc<O> = owner.into();
         owner.skb_queued();
         // The skb keeps a strong count of the owner (at the very address in
         // `sk_user_data`) and a reference on the socket; the destructor
         // gives both back.
         let _ = owner.into_raw();
         // SAFETY: `sk` is a live socket; the skb is ours and unowned (type
-        // invariant), so nothing else has set its socket or destructor.
+        // invariant), so nothing else has set its socket or destructor. The
+        // glue takes the socket's reference.
         unsafe {
-            bindings::rrxe_sock_hold(sk);
             bindings::rrxe_skb_set_owner(self.skb.as_raw(), sk, Some(TxSocket::<O>::skb_dtor));
         }
         // INVARIANT: owned by a `TxSocket<O>`.
