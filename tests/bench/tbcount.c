@@ -263,11 +263,18 @@ static void *watcher(void *arg)
 			if (!fgets(what, sizeof(what), f))
 				what[0] = 0;
 			fclose(f);
+			/*
+			 * The guest creates the file, then writes it: one read
+			 * between the two finds it empty. It is served once its
+			 * word is there.
+			 */
 			if (!strncmp(what, "reset", 5)) {
 				reset();
 			} else if (!strncmp(what, "dump", 4)) {
 				snprintf(out, sizeof(out), "%s/%s.tb", dir, name);
 				dump(out);
+			} else {
+				continue;
 			}
 			unlink(req);
 			snprintf(out, sizeof(out), "%s/done.%s", dir, name);
