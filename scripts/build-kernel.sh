@@ -19,10 +19,12 @@ case $variant in test|bench) ;; *) die "unknown kernel variant '$variant' (test 
 
 frags="$RRXE_REPO/scripts/kconfig/common.config $RRXE_REPO/scripts/kconfig/$variant.config"
 src=$(kernel_src)
+llvm=$(variant_llvm "$variant")
+[ "$variant" != bench ] || bench_bindgen
 [ -f "$src/.unpacked" ] || die "kernel source missing; run scripts/setup.sh"
 key=$( {
 	echo "linux-source $(buildroot_pkg_version linux-source-7.3)"
-	echo "rustc $(buildroot_pkg_version rustc) clang $(buildroot_pkg_version clang-19)"
+	echo "rustc $(buildroot_pkg_version rustc) clang $(buildroot_pkg_version clang$llvm)"
 	cat $frags
 } | sha256sum | cut -c1-12)
 B=$RRXE_CACHE/kernel/$variant-$key
@@ -42,7 +44,7 @@ log "building kernel '$variant' in $B (about 10-20 minutes on 2 cores)"
 rm -rf "$B"
 mkdir -p "$B"
 start=$(date +%s)
-mk="make -C $src O=$B LLVM=$RRXE_LLVM RUST_LIB_SRC=$(rust_lib_src)"
+mk="$(variant_make "$variant") -C $src O=$B"
 in_buildroot "set -e
 	$mk -s tinyconfig >/dev/null
 	$src/scripts/kconfig/merge_config.sh -m -O $B $B/.config $frags >/dev/null

@@ -16,7 +16,7 @@ KDIR=$("$RRXE_REPO/scripts/build-kernel.sh" "$variant")
 out=$RRXE_CACHE/modules/$variant-$(echo "$RRXE_REPO" | sha256sum | cut -c1-8)
 mkdir -p "$out"
 log "building the modules against $KDIR $*"
-in_buildroot "make -C '$KDIR' M='$RRXE_REPO' LLVM=$RRXE_LLVM RUST_LIB_SRC=$(rust_lib_src) -j$RRXE_JOBS $* modules" \
+in_buildroot "$(variant_make "$variant") -C '$KDIR' M='$RRXE_REPO' -j$RRXE_JOBS $* modules" \
 	>"$out/build.log" 2>&1 || { cat "$out/build.log" >&2; die "module build failed"; }
 if grep -E -i -q '(^|[^a-z_])(warning|error)[:[]' "$out/build.log"; then
 	cat "$out/build.log" >&2

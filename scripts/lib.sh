@@ -13,8 +13,13 @@ RRXE_CACHE=${RRXE_CACHE:-/var/cache/rust-rxe}
 RRXE_BUILDROOT=$RRXE_CACHE/buildroot
 RRXE_MIRROR=${RRXE_MIRROR:-http://deb.debian.org/debian}
 RRXE_SRC_DIR=$RRXE_CACHE/src
-# Toolchain inside the build root (Debian trixie + trixie-backports).
+# Toolchain inside the build root (Debian trixie + trixie-backports): the
+# test kernel is built with clang 19 (the verified route, KASAN with Rust);
+# the bench kernel with clang 22, whose LLVM is rustc's, so that it can
+# inline the kernel's C helpers into Rust code (CONFIG_RUST_INLINE_HELPERS,
+# which needs rustc and clang on one LLVM major version).
 RRXE_LLVM=-19
+RRXE_LLVM_BENCH=-22
 RRXE_JOBS=${RRXE_JOBS:-$(($(nproc) + 1))}
 
 # The directory of this checkout's test programs (tests/verbs, the scenarios'
@@ -37,6 +42,41 @@ kernel_src() {
 	[ -n "$v" ] || die "linux-source-7.3 is not installed in $RRXE_BUILDROOT; run scripts/setup.sh"
 	# Upstream version only: '~' and '+' in a path upset make.
 	echo "$RRXE_SRC_DIR/linux-${v%%-*}"
+}
+
+# The LLVM suffix (make LLVM=...) of a kernel variant's builds.
+variant_llvm() {
+	case $1 in
+	bench) echo "$RRXE_LLVM_BENCH" ;;
+	*) echo "$RRXE_LLVM" ;;
+	esac
+}
+
+# bindgen for the bench kernel: Debian's 0.71 with libclang 22 turns some
+# structs opaque (rust-bindgen#3278, fixed in 0.72.1), and libclang 19
+# rejects clang 22's warning options; scripts/setup.sh builds 0.72.1 here
+# with the machine's cargo (it loads libclang at run time).
+RRXE_BINDGEN_BENCH=$RRXE_CACHE/bindgen-0.72.1/bin/bindgen
+
+# Builds the bench kernel's bindgen once, with the machine's cargo, into the
+# cache (the build root sees it at the same path). Only the bench builds
+# need it: the test command does not depend on it.
+bench_bindgen() {
+	"$RRXE_BINDGEN_BENCH" --version 2>/dev/null | grep -qx 'bindgen 0.72.1' && return 0
+	log "building bindgen 0.72.1 for the bench kernel (cargo install, about 2 minutes)"
+	cargo install --quiet --locked bindgen-cli --version 0.72.1 \
+		--root "$RRXE_CACHE/bindgen-0.72.1" >&2 ||
+		die "cargo install bindgen-cli 0.72.1 failed (the bench kernel needs it)"
+}
+
+# The make command of a kernel variant's builds, in the build root: its
+# LLVM, and bindgen with the libclang of the same LLVM (bindgen takes the
+# newest libclang it finds otherwise, whatever clang builds the kernel).
+variant_make() {
+	local llvm bindgen=
+	llvm=$(variant_llvm "$1")
+	[ "$1" != bench ] || bindgen="BINDGEN=$RRXE_BINDGEN_BENCH"
+	echo "env LIBCLANG_PATH=/usr/lib/llvm$llvm/lib make LLVM=$llvm $bindgen RUST_LIB_SRC=$(rust_lib_src)"
 }
 
 rust_lib_src() {

@@ -7,9 +7,11 @@
 #     boot the host's root file system read-only over virtio-9p), with gcc
 #     and libibverbs-dev for the verbs test program (tests/verbs);
 #   - a Debian trixie build root (debootstrap) holding the one toolchain used
-#     for every kernel and module build: clang/lld/llvm 19, rustc + rust-src +
-#     clippy + rustfmt from trixie-backports, bindgen 0.71, and the
-#     linux-source-7.3 package;
+#     for every kernel and module build: clang/lld/llvm 19 (the test kernel)
+#     and 22 (the bench kernel, see lib.sh), rustc + rust-src +
+#     clippy + rustfmt from trixie-backports, bindgen 0.71 (the bench
+#     kernel's 0.72.1 is built by its first build, lib.sh's bench_bindgen),
+#     and the linux-source-7.3 package;
 #   - the kernel source unpacked under $RRXE_CACHE/src.
 # Versions are checked; a missing or mismatched piece stops with a message
 # naming it.
@@ -19,7 +21,7 @@
 HOST_PKGS="debootstrap qemu-system-x86 rdma-core ibverbs-utils ibverbs-providers
 	rdmacm-utils perftest iproute2 iputils-ping kmod procps psmisc ethtool iperf3
 	python3 util-linux gcc libibverbs-dev"
-BUILDROOT_PKGS="clang-19 lld-19 llvm-19 libclang-19-dev make gcc libc6-dev flex
+BUILDROOT_PKGS="clang-19 lld-19 llvm-19 libclang-19-dev clang-22 lld-22 llvm-22 make gcc libc6-dev flex
 	bison bc libelf-dev libssl-dev cpio xz-utils python3 kmod rsync bindgen"
 BUILDROOT_BPO_PKGS="rustc rust-src rust-clippy rustfmt linux-source-7.3"
 # One line each: they are pasted into the build root's shell command below,
@@ -110,7 +112,7 @@ rust_available() {
 	src=$(kernel_src)
 	stamp=$RRXE_CACHE/.rustavailable-$(buildroot_pkg_version rustc)-$(buildroot_pkg_version linux-source-7.3)
 	[ -f "$stamp" ] && return 0
-	in_buildroot "make -s -C '$src' LLVM=$RRXE_LLVM RUST_LIB_SRC=$(rust_lib_src) O=/tmp/rustavail rustavailable" |
+	in_buildroot "$(variant_make test) -s -C '$src' O=/tmp/rustavail rustavailable" |
 		grep -q 'Rust is available' || die "the kernel's 'make rustavailable' failed in the build root"
 	touch "$stamp"
 }
