@@ -136,16 +136,6 @@ struct sk_buff *rrxe_skb_clone_atomic(struct sk_buff *skb)
 	return skb_clone(skb, GFP_ATOMIC);
 }
 
-unsigned int rrxe_skb_len(const struct sk_buff *skb)
-{
-	return skb->len;
-}
-
-unsigned int rrxe_skb_headlen(const struct sk_buff *skb)
-{
-	return skb_headlen(skb);
-}
-
 unsigned char *rrxe_skb_data(const struct sk_buff *skb)
 {
 	return skb->data;
@@ -368,15 +358,9 @@ bool rrxe_ib_device_try_get(struct ib_device *dev)
 	return ib_device_try_get(dev);
 }
 
-
 int rrxe_sock_create_kern_udp(struct socket **sockp)
 {
 	return sock_create_kern(&init_net, AF_INET, SOCK_DGRAM, 0, sockp);
-}
-
-struct sock *rrxe_socket_sk(const struct socket *sock)
-{
-	return sock->sk;
 }
 
 void rrxe_sk_set_user_data(struct sock *sk, void *data)
@@ -400,9 +384,4 @@ void rrxe_skb_set_owner(struct sk_buff *skb, struct sock *sk,
 	sock_hold(sk);
 	skb->sk = sk;
 	skb->destructor = dtor;
-}
-
-struct sock *rrxe_skb_sk(const struct sk_buff *skb)
-{
-	return skb->sk;
 }

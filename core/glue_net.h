@@ -14,7 +14,6 @@
 #include <net/dst_cache.h>
 #include <net/sock.h>
 
-
 /* Namespaces. */
 struct net *rrxe_dev_net(const struct net_device *ndev);
 void *rrxe_net_generic(const struct net *net, unsigned int id);
@@ -42,8 +41,6 @@ void rrxe_kfree_skb(struct sk_buff *skb);
 void rrxe_consume_skb(struct sk_buff *skb);
 int rrxe_skb_linearize(struct sk_buff *skb);
 struct sk_buff *rrxe_skb_clone_atomic(struct sk_buff *skb);
-unsigned int rrxe_skb_len(const struct sk_buff *skb);
-unsigned int rrxe_skb_headlen(const struct sk_buff *skb);
 unsigned char *rrxe_skb_data(const struct sk_buff *skb);
 struct net_device *rrxe_skb_dev(const struct sk_buff *skb);
 void rrxe_skb_pull(struct sk_buff *skb, unsigned int len);
@@ -104,16 +101,13 @@ unsigned char *rrxe_skb_network_header(const struct sk_buff *skb);
 struct ib_device;
 bool rrxe_ib_device_try_get(struct ib_device *dev);
 
-
 /* Transmit owners: kernel sockets whose sk_user_data is the owner. */
 int rrxe_sock_create_kern_udp(struct socket **sockp);
-struct sock *rrxe_socket_sk(const struct socket *sock);
 void rrxe_sk_set_user_data(struct sock *sk, void *data);
 void *rrxe_sk_user_data(const struct sock *sk);
 void rrxe_sock_put(struct sock *sk);
 /* sock_hold(@sk), skb->sk = @sk, skb->destructor = @dtor (which puts it). */
 void rrxe_skb_set_owner(struct sk_buff *skb, struct sock *sk,
 			void (*dtor)(struct sk_buff *skb));
-struct sock *rrxe_skb_sk(const struct sk_buff *skb);
 
 #endif /* RRXE_GLUE_NET_H */

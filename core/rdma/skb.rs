@@ -71,7 +71,17 @@ impl Skb {
     #[inline]
     pub fn len(&self) -> u32 {
         // SAFETY: the skb is valid (type invariant).
-        unsafe { bindings::rrxe_skb_len(self.as_raw()) }
+        unsafe { (*self.as_raw()).len }
+    }
+
+    /// The length of the linear part (`skb_headlen`).
+    #[inline]
+    fn headlen(&self) -> u32 {
+        // SAFETY: the skb is valid (type invariant).
+        unsafe {
+            let skb = self.as_raw();
+            (*skb).len.wrapping_sub((*skb).data_len)
+        }
     }
 
     /// Whether there is no data.
@@ -140,8 +150,7 @@ impl Skb {
     /// `EINVAL` if the linear part is shorter.
     #[inline]
     pub fn pull(&mut self, n: u32) -> Result {
-        // SAFETY: the skb is valid.
-        if n > unsafe { bindings::rrxe_skb_headlen(self.as_raw()) } {
+        if n > self.headlen() {
             return Err(EINVAL);
         }
         // SAFETY: the skb is valid and owned; `n` bytes are linear.

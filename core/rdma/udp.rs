@@ -631,7 +631,7 @@ impl<O: TxOwner> TxSocket<O> {
         // SAFETY: a new socket with its `sk`; nothing else uses its user data.
         // INVARIANT: `sk_user_data` holds the count of `owner`.
         unsafe {
-            let sk = bindings::rrxe_socket_sk(sock.as_ptr());
+            let sk = (*sock.as_ptr()).sk;
             bindings::rrxe_sk_set_user_data(sk, owner.into_raw().cast_mut().cast());
         }
         Ok(Self {
@@ -640,9 +640,10 @@ impl<O: TxOwner> TxSocket<O> {
         })
     }
 
+    #[inline]
     fn sk(&self) -> *mut bindings::sock {
         // SAFETY: the socket is valid until drop (type invariant).
-        unsafe { bindings::rrxe_socket_sk(self.sock.as_ptr()) }
+        unsafe { (*self.sock.as_ptr()).sk }
     }
 
     /// # Safety
@@ -653,7 +654,7 @@ impl<O: TxOwner> TxSocket<O> {
         // safety section): its socket is held for it, and that socket's user
         // data is an `Arc<O>` of which the skb holds a count.
         unsafe {
-            let sk = bindings::rrxe_skb_sk(skb);
+            let sk = (*skb).sk;
             let owner =
                 Arc::<O>::from_raw(bindings::rrxe_sk_user_data(sk).cast::<O>().cast_const());
             O::skb_done(owner.as_arc_borrow());
@@ -668,7 +669,7 @@ impl<O: TxOwner> Drop for TxSocket<O> {
         // SAFETY: the socket is ours (type invariant). Its `sk` lives on while
         // skbs hold it, its user data unchanged: each holds its own count.
         unsafe {
-            let sk = bindings::rrxe_socket_sk(self.sock.as_ptr());
+            let sk = self.sk();
             let owner = bindings::rrxe_sk_user_data(sk).cast::<O>().cast_const();
             bindings::sock_release(self.sock.as_ptr());
             drop(Arc::<O>::from_raw(owner));

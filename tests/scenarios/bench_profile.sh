@@ -1,5 +1,5 @@
-# Where the time goes in ib_<op>_bw -s <size> (PROF_OP send, PROF_SIZE
-# 65536, PROF_ITERS 1000 messages by default), for the c set then the rust
+# Where the time goes in ib_<op>_<kind> -s <size> (PROF_OP send, PROF_KIND
+# bw or lat, PROF_SIZE 65536, PROF_ITERS 1000 messages by default), for the c set then the rust
 # set in the same two guests: perf's cpu-clock software event over the
 # transfer in both guests (by symbol; by command, object and symbol; the
 # callers of the irq-enabling unlocks and of the NIC's kick; <set>.incl
@@ -24,7 +24,7 @@
 # the same for the same work.
 # timeout: 900
 KREL=$(uname -r)
-OP=${PROF_OP:-send} SIZE=${PROF_SIZE:-65536} ITERS=${PROF_ITERS:-1000}
+OP=${PROF_OP:-send} KIND=${PROF_KIND:-bw} SIZE=${PROF_SIZE:-65536} ITERS=${PROF_ITERS:-1000}
 LOOPBACK=${PROF_LOOPBACK:-}
 # user nice system idle iowait irq softirq of the cpu line.
 cpu_ticks() { awk '$1 == "cpu" { print $2, $3, $4, $5, $6, $7, $8 }' /proc/stat; }
@@ -71,10 +71,10 @@ for SET in c rust; do
 	irq_counts >/tmp/irqs.0
 	if [ -n "$LOOPBACK" ] && [ "$OP" != cmtime ]; then
 		if [ "$ROLE" = a ]; then
-			timeout 55 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$SET.srv" 2>&1 &
+			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$SET.srv" 2>&1 &
 			spid=$!
 			sleep 1
-			timeout 55 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$MYIP" >"$OUT/$SET.cli" 2>&1
+			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$MYIP" >"$OUT/$SET.cli" 2>&1
 			wait $spid
 			notify "done.$SET"
 		else
@@ -85,7 +85,7 @@ for SET in c rust; do
 			# Connection set-up through each set's rdma_ucm.
 			timeout 55 cmtime -b "$MYIP" -c "$ITERS" >"$OUT/$SET.srv" 2>&1 &
 		else
-			timeout 55 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$SET.srv" 2>&1 &
+			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$SET.srv" 2>&1 &
 		fi
 		spid=$!
 		sleep 1
@@ -98,7 +98,7 @@ for SET in c rust; do
 		if [ "$OP" = cmtime ]; then
 			timeout 55 cmtime -s "$PEERIP" -c "$ITERS" >"$OUT/$SET.cli" 2>&1
 		else
-			timeout 55 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$PEERIP" >"$OUT/$SET.cli" 2>&1
+			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$PEERIP" >"$OUT/$SET.cli" 2>&1
 		fi
 		notify "done.$SET"
 	fi
