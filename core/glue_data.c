@@ -8,16 +8,6 @@
 
 #include "glue_data.h"
 
-void *rrxe_kmap_local_page(struct page *page)
-{
-	return kmap_local_page(page);
-}
-
-void rrxe_kunmap_local(void *addr)
-{
-	kunmap_local(addr);
-}
-
 void rrxe_wb_cache_pmem(void *addr, size_t size)
 {
 	arch_wb_cache_pmem(addr, size);

@@ -1,20 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * C glue for the data path's memory access (core/rdma/mr.rs): the static
- * inline and macro of highmem.h that map a page for a moment, and the
+ * C glue for the data path's memory access (core/rdma/mr.rs): the
  * persistent memory write-back of libnvdimm.h (a static inline where the
- * architecture has none). One-line forwards.
+ * architecture has none). A page is mapped with the kernel's own Rust
+ * helpers (kmap_local_page, kunmap_local), which CONFIG_RUST_INLINE_HELPERS
+ * inlines.
  */
 #ifndef RRXE_GLUE_DATA_H
 #define RRXE_GLUE_DATA_H
 
 #include <linux/highmem.h>
 #include <linux/libnvdimm.h>
-
-/* kmap_local_page(): the page's kernel address until rrxe_kunmap_local(). */
-void *rrxe_kmap_local_page(struct page *page);
-/* kunmap_local(): ends a mapping of rrxe_kmap_local_page(). */
-void rrxe_kunmap_local(void *addr);
 
 /* arch_wb_cache_pmem(): writes the CPU caches of the range back to memory. */
 void rrxe_wb_cache_pmem(void *addr, size_t size);

@@ -117,7 +117,7 @@ unsafe fn copy_page(page: NonNull<bindings::page>, offset: usize, buf: CopyBuf<'
         return Err(EINVAL);
     }
     // SAFETY: the caller's promise; the mapping is undone below.
-    let va = unsafe { bindings::rrxe_kmap_local_page(page.as_ptr()) }.cast::<u8>();
+    let va = unsafe { bindings::kmap_local_page(page.as_ptr()) }.cast::<u8>();
     // SAFETY: `[offset, offset + len)` is inside the mapped page (checked
     // above); `buf` is valid for `len` bytes (written only for `FromMr`,
     // which holds it mutably) and is not the page. The page is memory the
@@ -133,7 +133,7 @@ unsafe fn copy_page(page: NonNull<bindings::page>, offset: usize, buf: CopyBuf<'
         }
     }
     // SAFETY: the mapping made above, ended once.
-    unsafe { bindings::rrxe_kunmap_local(va.cast()) };
+    unsafe { bindings::kunmap_local(va.cast()) };
     Ok(())
 }
 
@@ -174,7 +174,7 @@ unsafe fn word_op(page: NonNull<bindings::page>, offset: usize, op: WordOp) -> R
     }
     // SAFETY: the page is valid (the caller's promise); the mapping is
     // undone below, before returning.
-    let va = unsafe { bindings::rrxe_kmap_local_page(page.as_ptr()) };
+    let va = unsafe { bindings::kmap_local_page(page.as_ptr()) };
     // SAFETY: `va` maps the whole page and the word is inside it, 8-byte
     // aligned (checked above), so valid for atomic accesses while mapped.
     // Accesses by other requests are atomic too; plain accesses by the
@@ -192,7 +192,7 @@ unsafe fn word_op(page: NonNull<bindings::page>, offset: usize, op: WordOp) -> R
         }
     };
     // SAFETY: the mapping made above, ended once, no reference to it left.
-    unsafe { bindings::rrxe_kunmap_local(va) };
+    unsafe { bindings::kunmap_local(va) };
     Ok(old)
 }
 
@@ -380,13 +380,13 @@ impl MrPages {
         let n = len.min(PAGE_SIZE.checked_sub(offset).ok_or(EFAULT)?);
         // SAFETY: the page is valid while `self` lives (type invariant);
         // the mapping is undone below.
-        let va = unsafe { bindings::rrxe_kmap_local_page(info.page.as_ptr()) };
+        let va = unsafe { bindings::kmap_local_page(info.page.as_ptr()) };
         // SAFETY: `[offset, offset + n)` is inside the mapped page (`n` is
         // bounded by the page's end above); write-back only reads the
         // range's cache lines.
         unsafe { bindings::rrxe_wb_cache_pmem(va.cast::<u8>().add(offset).cast(), n) };
         // SAFETY: the mapping made above, ended once.
-        unsafe { bindings::rrxe_kunmap_local(va) };
+        unsafe { bindings::kunmap_local(va) };
         Ok(n)
     }
 
