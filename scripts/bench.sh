@@ -50,6 +50,7 @@ krel=$(ls "$KB/modinst/lib/modules")
 	echo "host load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "QEMU: $(qemu-system-x86_64 --version | head -n1), TCG, 1 vCPU and 2 GiB per guest"
 	echo "guest kernel: $krel (bench config, $KB)"
+	echo "kernel build: $(grep -m1 '^CONFIG_CC_VERSION_TEXT=' "$KB/.config" | cut -d'"' -f2); $(grep -o '^CONFIG_CC_OPTIMIZE_FOR_[A-Z]*=y\|^CONFIG_RUST_INLINE_HELPERS=y' "$KB/.config" | tr '\n' ' ')"
 	echo "rounds: $rounds; sets alternate c, rust, cm (C rxe over this ib_cm: cmtime only) in the same two guests"
 	echo "commit: $(git -C "$RRXE_REPO" describe --always --dirty 2>/dev/null)"
 	echo "note: figures are TCG-emulated; only the rust/C ratios carry over"
