@@ -52,10 +52,16 @@ CFG
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 boot() { # role netdev-spec mac
-	local role=$1 plugin=()
+	local role=$1 plugin=() dump=()
 	if [ -n "$PLUGIN" ]; then
 		mkdir -p "$RUN/$role/tb"
 		plugin=(-plugin "file=$PLUGIN,dir=$RUN/$role/tb")
+	fi
+	# RRXE_QEMU_PCAP=1: QEMU writes what the guest's link NIC sends and
+	# receives, headers only, with host timestamps, to $RUN/link-<role>.pcap
+	# (tests/bench/pcap-timing.py reads it).
+	if [ -n "${RRXE_QEMU_PCAP:-}" ]; then
+		dump=(-object "filter-dump,id=dump0,netdev=n0,file=$RUN/link-$role.pcap,maxlen=128")
 	fi
 	timeout -k 10 "$GUEST_TIMEOUT" qemu-system-x86_64 \
 		-accel tcg -cpu max,la57=off -smp "$GUEST_CPUS" -m "$GUEST_MEM" "${plugin[@]}" \
@@ -70,7 +76,7 @@ boot() { # role netdev-spec mac
 		-fsdev local,id=repo,path="$RRXE_REPO",security_model=none,readonly=on \
 		-device virtio-9p-pci,fsdev=repo,mount_tag=repo \
 		-netdev "socket,id=n0,$2" \
-		-device "virtio-net-pci,netdev=n0,mac=$3" \
+		-device "virtio-net-pci,netdev=n0,mac=$3" "${dump[@]}" \
 		>"$RUN/qemu-$role.log" 2>&1
 	echo $? >"$RUN/qemu-$role.status"
 	# Tell the other guest not to wait for this one any more.
