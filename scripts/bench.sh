@@ -7,8 +7,8 @@
 #   scripts/bench.sh [--rounds N] [--out DIR]
 #
 # Boots the two guests once on the `bench` kernel and alternates the module
-# sets in the same guests (c, rust, cm, c, rust, cm, ...; N rounds, default
-# 3; cm: the C modules over this project's ib_cm, cmtime only),
+# sets in the same guests (c rust cm, rust cm c, cm c rust, ...: N rounds,
+# default 3, each starting one set further; cm: the C modules over this project's ib_cm, cmtime only),
 # running perftest bandwidth/message rate/latency, cmtime, the link's ceiling
 # (iperf3) and loopback, and the memory per object (tests/bench/objmem.c).
 # Prints a table (metric, C median, rust median, rust/C, spread, ceiling)
@@ -51,7 +51,7 @@ krel=$(ls "$KB/modinst/lib/modules")
 	echo "QEMU: $(qemu-system-x86_64 --version | head -n1), TCG, 1 vCPU and 2 GiB per guest"
 	echo "guest kernel: $krel (bench config, $KB)"
 	echo "kernel build: $(grep -m1 '^CONFIG_CC_VERSION_TEXT=' "$KB/.config" | cut -d'"' -f2); $(grep -o '^CONFIG_CC_OPTIMIZE_FOR_[A-Z]*=y\|^CONFIG_RUST_INLINE_HELPERS=y' "$KB/.config" | tr '\n' ' ')"
-	echo "rounds: $rounds; sets alternate c, rust, cm (C rxe over this ib_cm: cmtime only) in the same two guests"
+	echo "rounds: $rounds; sets alternate c, rust, cm (C rxe over this ib_cm: cmtime only) in the same two guests, each round starting one set further"
 	echo "commit: $(git -C "$RRXE_REPO" describe --always --dirty 2>/dev/null)"
 	echo "note: figures are TCG-emulated; only the rust/C ratios carry over"
 } >"$out/env.txt"
