@@ -100,6 +100,10 @@ impl Timer {
     /// Sets the kernel timer for the earliest deadline (after the send
     /// task changed them). Process context.
     pub(crate) fn arm(&mut self, qp: &Arc<Qp>) {
+        if self.deadlines.armed_as_wanted() {
+            // Nothing to change, which the clock is not needed to see.
+            return;
+        }
         let now = self.now();
         match self.deadlines.arm(now) {
             Arm::Keep => {}

@@ -126,6 +126,20 @@ impl Deadlines {
         }
     }
 
+    /// The earliest pending deadline.
+    fn wanted(&self) -> At {
+        match (self.retrans, self.rnr) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Whether the kernel timer is set for the earliest pending deadline
+    /// already ([`Deadlines::arm`] would keep it, whatever the time).
+    pub(crate) fn armed_as_wanted(&self) -> bool {
+        self.wanted() == self.armed
+    }
+
     /// The kernel timer for the earliest pending deadline, seen at `now`;
     /// records what it is set to.
     ///
@@ -139,10 +153,7 @@ impl Deadlines {
     /// early: the send task then finds nothing due ([`Deadlines::expire`])
     /// and sets it again for what is pending then.
     pub(crate) fn arm(&mut self, now: u64) -> Arm {
-        let want = match (self.retrans, self.rnr) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let want = self.wanted();
         if want == self.armed {
             return Arm::Keep;
         }
@@ -248,6 +259,26 @@ mod tests {
         assert_eq!(d.arm(200), Arm::Start(0));
         d.clear();
         assert_eq!(d, Deadlines::default());
+    }
+
+    #[test]
+    fn armed_as_wanted_is_what_arm_keeps_at_any_time() {
+        let mut d = Deadlines::default();
+        assert!(d.armed_as_wanted());
+        d.sent(0, Some(100));
+        assert!(!d.armed_as_wanted());
+        assert_eq!(d.arm(0), Arm::Start(100));
+        assert!(d.armed_as_wanted());
+        // Later packets of the same flight leave the deadline as it is.
+        d.sent(40, Some(100));
+        assert!(d.armed_as_wanted());
+        for now in [0, 50, 99, 100, 1000] {
+            let mut at_now = d;
+            assert_eq!(at_now.arm(now), Arm::Keep);
+        }
+        // A restart moves it: then the time decides.
+        d.restart_retrans(50, Some(100));
+        assert!(!d.armed_as_wanted());
     }
 
     #[test]
