@@ -112,6 +112,9 @@ impl Sge {
     }
 }
 
+/// Bytes of the five words of [`DmaInfo`] (its reserved word follows).
+const STATE_WORDS_SIZE: usize = 20;
+
 /// The DMA state of a WQE (`struct rxe_dma_info` without its entries).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DmaInfo {
@@ -130,6 +133,9 @@ pub struct DmaInfo {
 impl DmaInfo {
     /// The state at the start of `b`; `None` if `b` is too short.
     pub fn decode(b: &[u8]) -> Option<Self> {
+        // The words are read from an array of their size: one length
+        // check for the five (the requester decodes this once a packet).
+        let b: &[u8] = b.first_chunk::<STATE_WORDS_SIZE>()?;
         Some(Self {
             length: get32(b, 0)?,
             resid: get32(b, 4)?,
@@ -142,6 +148,7 @@ impl DmaInfo {
     /// Writes the state at the start of `b` (its reserved word is left
     /// alone); `None` if `b` is too short.
     pub fn encode(&self, b: &mut [u8]) -> Option<()> {
+        let b: &mut [u8] = b.first_chunk_mut::<STATE_WORDS_SIZE>()?;
         put32(b, 0, self.length)?;
         put32(b, 4, self.resid)?;
         put32(b, 8, self.cur_sge)?;

@@ -117,10 +117,36 @@ use kernel::{
     },
 };
 
+/// Where the requester is in the send queue.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ReqAt {
+    /// At the consumer's index.
+    Consumer,
+    /// At this WQE (queue index), to be copied out.
+    Wqe(u32),
+    /// In the middle of the message of the WQE at `index`, whose bytes
+    /// its part of [`SendSide::wqe_buf`] holds as they are in the queue
+    /// (`next` is the index after it): the message's next packet does not
+    /// copy the WQE out again (C reads it in place). Only the requester
+    /// writes a WQE while it sends it; whatever else writes one (the
+    /// completer, a retry) moves the requester to [`ReqAt::Wqe`].
+    Continuing { index: u32, next: u32 },
+}
+
+impl ReqAt {
+    /// The requester's WQE, `None` at the consumer.
+    fn index(self) -> Option<u32> {
+        match self {
+            Self::Consumer => None,
+            Self::Wqe(i) | Self::Continuing { index: i, .. } => Some(i),
+        }
+    }
+}
+
 /// The send task's state: requester and completer.
 struct SendSide {
-    /// The requester's WQE (queue index), `None` at the consumer.
-    req_index: Option<u32>,
+    /// The requester's WQE.
+    req: ReqAt,
     /// The opcode of the requester's previous packet.
     prev: Option<u8>,
     flags: ReqFlags,
@@ -132,9 +158,10 @@ struct SendSide {
     fresh: bool,
     /// The retransmission and RNR NAK timers.
     timer: Timer,
-    /// The buffer the requester and the completer copy a send WQE into,
-    /// kept so that a packet allocates nothing once it has grown to the
-    /// queue's element size.
+    /// Where the requester and the completer copy a send WQE to: two of
+    /// the queue's elements, the requester's then the completer's, sized
+    /// at the first call ([`size_wqe_buf`]) and kept, so that a packet
+    /// allocates nothing.
     wqe_buf: KVec<u8>,
 }
 
@@ -182,7 +209,7 @@ impl Rc {
         pin_init!(Self {
             send <- new_mutex!(
                 SendSide {
-                    req_index: None,
+                    req: ReqAt::Consumer,
                     prev: None,
                     flags: ReqFlags::default(),
                     comp: CompInfo::default(),
@@ -215,7 +242,7 @@ impl Rc {
     pub(crate) fn reset(&self) {
         {
             let mut s = self.send.lock();
-            s.req_index = None;
+            s.req = ReqAt::Consumer;
             s.prev = None;
             s.flags = ReqFlags::default();
             s.comp = CompInfo::default();
@@ -278,36 +305,34 @@ struct Fetched {
 }
 
 /// Under one hold of the send queue's irq-safe lock: its consumer index,
-/// and the bytes of the WQE at `at` (the consumer's if `None`;
-/// none if the queue ends there) copied into `buf`, as [`read_used`]. The
-/// buffer is sized for the queue's elements first, with the lock released
-/// (the allocation may sleep): once for a QP, the element size being fixed
-/// at creation.
-fn fetch(qp: &Qp, at: Option<u32>, buf: &mut KVec<u8>) -> Result<Fetched> {
-    loop {
-        let size = {
-            let q = qp.sq_queue().lock();
-            let cons = q.consumer(QueueType::FromClient);
-            let prod = q.producer(QueueType::FromClient);
-            let index = at.unwrap_or(cons);
-            let size = q.elem_size();
-            if index == prod || buf.len() == size {
-                let loaded = index != prod;
-                if loaded {
-                    read_used(&q, index, buf)?;
-                }
-                return Ok(Fetched {
-                    cons,
-                    index,
-                    next: q.next_index(index),
-                    loaded,
-                });
-            }
-            size
-        };
-        buf.clear();
-        buf.resize(size, 0, GFP_KERNEL)?;
+/// and the bytes of the WQE at `at` (the consumer's if `None`; none if the
+/// queue ends there) copied into `buf`, one element's size, as
+/// [`read_used`].
+fn fetch(qp: &Qp, at: Option<u32>, buf: &mut [u8]) -> Result<Fetched> {
+    let q = qp.sq_queue().lock();
+    let cons = q.consumer(QueueType::FromClient);
+    let prod = q.producer(QueueType::FromClient);
+    let index = at.unwrap_or(cons);
+    let loaded = index != prod;
+    if loaded {
+        read_used(&q, index, buf)?;
     }
+    Ok(Fetched {
+        cons,
+        index,
+        next: q.next_index(index),
+        loaded,
+    })
+}
+
+/// Sizes the send side's WQE buffer for two of the send queue's elements
+/// ([`SendSide::wqe_buf`]), outside the queue's lock (the allocation may
+/// sleep): once for a QP, the element size being fixed at creation.
+fn size_wqe_buf(qp: &Qp, buf: &mut KVec<u8>) -> Result {
+    let size = qp.sq_queue().lock().elem_size();
+    buf.clear();
+    buf.resize(2 * size, 0, GFP_KERNEL)?;
+    Ok(())
 }
 
 /// The state of the send queue's oldest WQE, read in place; `None` if the
@@ -324,13 +349,13 @@ fn head_state(qp: &Qp) -> Option<WqeState> {
 }
 
 /// A send WQE's bytes, copied out of its queue element (as [`fetch`]).
-fn read_elem(qp: &Qp, index: u32, buf: &mut KVec<u8>) -> Result {
+fn read_elem(qp: &Qp, index: u32, buf: &mut [u8]) -> Result {
     fetch(qp, Some(index), buf).map(|_| ())
 }
 
 /// The head of the send queue (the completer's WQE) and its bytes, copied
 /// into `buf` (as [`fetch`]); `None` if the queue is empty.
-fn read_head(qp: &Qp, buf: &mut KVec<u8>) -> Option<u32> {
+fn read_head(qp: &Qp, buf: &mut [u8]) -> Option<u32> {
     let f = fetch(qp, None, buf).ok()?;
     f.loaded.then_some(f.index)
 }
@@ -349,6 +374,11 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
         return Step::Done;
     };
     let mut s = qp.rc().send.lock();
+    if s.wqe_buf.is_empty() && size_wqe_buf(qp, &mut s.wqe_buf).is_err() {
+        // Nothing can be copied out: as for a queue that looks empty, the
+        // next post or response runs the task again.
+        return Step::Done;
+    }
     // One reading of the clock for the call: the retransmission deadlines
     // its packets and responses set count from it, early by at most the
     // call's own time (the C driver's count from `jiffies`, early by up to
@@ -364,7 +394,11 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
         s.flags.need_retry = true;
         s.flags.wait_for_rnr_timer = false;
     }
+    // Out of the locked state for the call, beside it (`requester` and
+    // `completer` take both), and back at the end.
     let mut buf = core::mem::take(&mut s.wqe_buf);
+    let half = buf.len() / 2;
+    let (req_buf, comp_buf) = buf.split_at_mut(half);
     let mut mrs = MrCache::default();
     let mut step = Step::Done;
     // Once the requester has had nothing to send, the rest of the call is
@@ -374,8 +408,9 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
     // ends with More, and the next one starts with the requester.
     let mut req_idle = false;
     let mut comp_since_idle = false;
-    // The head WQE the completer holds in `buf`, kept from one completer
-    // step to the next while the requester, which shares `buf`, is idle.
+    // The head WQE the completer holds in `comp_buf`, kept from one
+    // completer step to the next while the requester, which writes the
+    // WQEs it sends, is idle.
     let mut comp_loaded = None;
     for _ in 0..SEND_STEPS_PER_CALL {
         let mut sent = None;
@@ -383,7 +418,7 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
             Step::Done
         } else {
             comp_loaded = None;
-            requester(&dev, qp, &mut s, &mut buf, &mut mrs, &mut sent, now)
+            requester(&dev, qp, &mut s, req_buf, &mut mrs, &mut sent, now)
         };
         req_idle = req == Step::Done;
         let comp = match sent {
@@ -398,7 +433,7 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
                 }
                 Step::Done
             }
-            _ => completer(&dev, qp, &mut s, &mut buf, &mut mrs, &mut comp_loaded, now),
+            _ => completer(&dev, qp, &mut s, comp_buf, &mut mrs, &mut comp_loaded, now),
         };
         if req_idle && comp == Step::More {
             comp_since_idle = true;
@@ -415,9 +450,19 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
     if comp_since_idle {
         step = Step::More;
     }
-    s.wqe_buf = buf;
+    put_back(&mut s.wqe_buf, buf);
     s.timer.arm(qp);
     step
+}
+
+/// Puts a buffer taken out of the send side for a call back in its `slot`,
+/// which `core::mem::take` left empty. Dropping the empty vector instead
+/// would still call the allocator (`krealloc(NULL, 0)`).
+fn put_back(slot: &mut KVec<u8>, buf: KVec<u8>) {
+    let empty = core::mem::replace(slot, buf);
+    // A vector `take` left owns no memory: nothing to free.
+    debug_assert_eq!(empty.capacity(), 0);
+    core::mem::forget(empty);
 }
 
 /// Requester and completer steps (a packet sent, a response taken) the send
@@ -443,7 +488,7 @@ fn requester(
     dev: &Device<Rxe>,
     qp: &Arc<Qp>,
     s: &mut SendSide,
-    buf: &mut KVec<u8>,
+    buf: &mut [u8],
     mrs: &mut MrCache,
     sent: &mut Option<SentUnfinished>,
     now: u64,
@@ -468,17 +513,26 @@ fn requester(
         // WQE out to find that out again after every READ response.
         return Step::Done;
     }
-    // The indices and the WQE in one hold of the queue's lock.
-    let Ok(f) = fetch(qp, s.req_index, buf) else {
-        return Step::Done;
-    };
-    let (cons, index, next) = (f.cons, f.index, f.next);
-    if !f.loaded {
-        if state == QpState::Sqd && index == cons {
-            qp.check_sq_drained();
+    let (at_head, index, next) = match s.req {
+        // The message's next packet: its WQE is in `buf` as in the queue.
+        // Not at a boundary, it is not a LOCAL_INV, the one WQE whose
+        // fence asks whether it is at the head (a local operation is done
+        // in one step).
+        ReqAt::Continuing { index, next } => (false, index, next),
+        _ => {
+            // The indices and the WQE in one hold of the queue's lock.
+            let Ok(f) = fetch(qp, s.req.index(), buf) else {
+                return Step::Done;
+            };
+            if !f.loaded {
+                if state == QpState::Sqd && f.index == f.cons {
+                    qp.check_sq_drained();
+                }
+                return Step::Done;
+            }
+            (f.index == f.cons, f.index, f.next)
         }
-        return Step::Done;
-    }
+    };
     let Some(mut w) = SendWqeBytes::new(buf) else {
         return Step::Done;
     };
@@ -491,7 +545,7 @@ fn requester(
             t,
             mtu: a.mtu,
             max_sge: qp.sq_max_sge(),
-            at_head: index == cons,
+            at_head,
             rd_atomic_free: a.req_rd_atomic,
             max_rd_atomic: u32::from(a.max_rd_atomic),
             psn: a.req_psn,
@@ -510,7 +564,7 @@ fn requester(
     let fail = |s: &mut SendSide, w: &mut SendWqeBytes<'_>, status: WcStatus| {
         w.set_status(status);
         w.set_state(WqeState::Error);
-        s.req_index = Some(next);
+        s.req = ReqAt::Wqe(next);
     };
     let p = match step {
         ReqStep::Wait(_) => return Step::Done,
@@ -536,23 +590,31 @@ fn requester(
     let mut fields = fields;
     fields.iova = iova;
     fields.resid = view.resid;
-    fields.rkey = match wr_op {
-        wqe::opcode::ATOMIC_CMP_AND_SWP | wqe::opcode::ATOMIC_FETCH_AND_ADD => {
-            wqe::get32(buf, send_off::WR + 24)
-        }
-        // `wr.flush`: remote_addr, length, rkey, type, level.
-        wqe::opcode::FLUSH => {
-            fields.flush_type = buf.get(send_off::WR + 16).copied().unwrap_or(0);
-            fields.flush_level = buf.get(send_off::WR + 17).copied().unwrap_or(0);
-            wqe::get32(buf, send_off::WR + 12)
-        }
-        _ => wqe::get32(buf, send_off::WR + 8),
-    };
-    fields.compare_add = wqe::get64(buf, send_off::WR + 8);
-    fields.swap = wqe::get64(buf, send_off::WR + 16);
-    let ex = wqe::get32(buf, send_off::EX);
-    fields.imm = u32::from_be(ex);
-    fields.inv_rkey = ex;
+    {
+        // The work request's fields, from an array of the fixed part's
+        // size: constant offsets inside it, no bounds checks (`w` showed
+        // that `buf` holds the fixed part).
+        let Some(fixed) = buf.first_chunk::<{ send_off::DATA }>() else {
+            return Step::Done;
+        };
+        fields.rkey = match wr_op {
+            wqe::opcode::ATOMIC_CMP_AND_SWP | wqe::opcode::ATOMIC_FETCH_AND_ADD => {
+                wqe::get32(fixed, send_off::WR + 24)
+            }
+            // `wr.flush`: remote_addr, length, rkey, type, level.
+            wqe::opcode::FLUSH => {
+                fields.flush_type = fixed.get(send_off::WR + 16).copied().unwrap_or(0);
+                fields.flush_level = fixed.get(send_off::WR + 17).copied().unwrap_or(0);
+                wqe::get32(fixed, send_off::WR + 12)
+            }
+            _ => wqe::get32(fixed, send_off::WR + 8),
+        };
+        fields.compare_add = wqe::get64(fixed, send_off::WR + 8);
+        fields.swap = wqe::get64(fixed, send_off::WR + 16);
+        let ex = wqe::get32(fixed, send_off::EX);
+        fields.imm = u32::from_be(ex);
+        fields.inv_rkey = ex;
+    }
     let mut bth = Bth::new(p.opcode, fields.dest_qpn, p.psn);
     bth.se = p.solicited;
     bth.ack_req = p.ack_req;
@@ -645,9 +707,10 @@ fn requester(
     }
     s.prev = Some(a.prev_opcode);
     if a.next_wqe {
-        s.req_index = Some(next);
+        s.req = ReqAt::Wqe(next);
     } else {
-        s.req_index = Some(index);
+        // `buf` is what was just written back.
+        s.req = ReqAt::Continuing { index, next };
     }
     Step::More
 }
@@ -659,7 +722,7 @@ fn requester(
 /// failed operation fails the WQE (`IB_WC_LOC_QP_OP_ERR`, or
 /// `IB_WC_MW_BIND_ERR` for a bind) and moves the QP to ERR, as C's
 /// requester does.
-fn local_op(qp: &Arc<Qp>, s: &mut SendSide, index: u32, next: u32, buf: &mut KVec<u8>) -> Step {
+fn local_op(qp: &Arc<Qp>, s: &mut SendSide, index: u32, next: u32, buf: &mut [u8]) -> Step {
     let Some(dev) = qp.device() else {
         return Step::Done;
     };
@@ -667,7 +730,7 @@ fn local_op(qp: &Arc<Qp>, s: &mut SendSide, index: u32, next: u32, buf: &mut KVe
     let Some(mut w) = SendWqeBytes::new(buf) else {
         return Step::Done;
     };
-    s.req_index = Some(next);
+    s.req = ReqAt::Wqe(next);
     match r {
         Ok(()) => {
             w.set_status(WcStatus::Success);
@@ -690,7 +753,7 @@ fn local_op(qp: &Arc<Qp>, s: &mut SendSide, index: u32, next: u32, buf: &mut KVe
 }
 
 /// `req_retry`: the requester back to the completer's PSN.
-fn retry(qp: &Qp, s: &mut SendSide, buf: &mut KVec<u8>) {
+fn retry(qp: &Qp, s: &mut SendSide, buf: &mut [u8]) {
     let t = qp.qp_type();
     let (comp_psn, mtu) = qp.with_attrs(|a| (a.comp_psn, a.mtu));
     qp.with_attrs_mut(|a| a.req_psn = comp_psn);
@@ -701,7 +764,7 @@ fn retry(qp: &Qp, s: &mut SendSide, buf: &mut KVec<u8>) {
             q.producer(QueueType::FromClient),
         )
     };
-    s.req_index = Some(cons);
+    s.req = ReqAt::Wqe(cons);
     s.prev = None;
     let mut first = true;
     let mut index = cons;
@@ -751,7 +814,11 @@ struct CompQp<'a> {
     /// the run).
     req_psn: u32,
     cur: Option<RecvPkt>,
-    buf: KVec<u8>,
+    buf: &'a mut [u8],
+    /// The WQE whose copy the requester keeps ([`ReqAt::Continuing`]),
+    /// and whether the completer wrote it: the copy is then stale.
+    req_kept: Option<u32>,
+    wrote_req_kept: bool,
     /// The head WQE whose bytes `buf` holds: loaded once a run, or kept
     /// from the run before while the requester did not run (nothing else
     /// changes it: the requester runs in the same task), and again after
@@ -770,9 +837,17 @@ impl CompQp<'_> {
     /// index.
     fn load(&mut self) -> Option<u32> {
         if self.loaded.is_none() {
-            self.loaded = read_head(self.qp, &mut self.buf);
+            self.loaded = read_head(self.qp, self.buf);
         }
         self.loaded
+    }
+
+    /// Writes the held WQE back to element `i` ([`write_elem`]).
+    fn write_back(&mut self, i: u32) -> Result {
+        if self.req_kept == Some(i) {
+            self.wrote_req_kept = true;
+        }
+        write_elem(self.qp, i, self.buf)
     }
 
     /// Copies `data` (a READ response's payload, an atomic's original
@@ -794,7 +869,7 @@ impl CompQp<'_> {
         )
         .map_err(|_| ())?;
         dma.encode(&mut head[send_off::DMA..]).ok_or(())?;
-        write_elem(self.qp, i, &self.buf).map_err(|_| ())?;
+        self.write_back(i).map_err(|_| ())?;
         Ok(dma.resid)
     }
 }
@@ -821,15 +896,15 @@ impl CompEnv for CompQp<'_> {
         }
         self.load()?;
         let t = self.qp.qp_type();
-        SendWqeBytes::new(&mut self.buf).map(|w| w.head(t))
+        SendWqeBytes::new(self.buf).map(|w| w.head(t))
     }
 
     fn set_status(&mut self, status: WcStatus) {
         if let Some(i) = self.load() {
-            if let Some(mut w) = SendWqeBytes::new(&mut self.buf) {
+            if let Some(mut w) = SendWqeBytes::new(self.buf) {
                 w.set_status(status);
             }
-            let _ = write_elem(self.qp, i, &self.buf);
+            let _ = self.write_back(i);
         }
     }
 
@@ -857,14 +932,14 @@ impl CompEnv for CompQp<'_> {
         let Some(i) = self.load() else {
             return false;
         };
-        let Some(mut w) = SendWqeBytes::new(&mut self.buf) else {
+        let Some(mut w) = SendWqeBytes::new(self.buf) else {
             return false;
         };
         if !w.has_rd_atomic() {
             return false;
         }
         w.set_has_rd_atomic(false);
-        let _ = write_elem(self.qp, i, &self.buf);
+        let _ = self.write_back(i);
         self.qp.with_attrs_mut(|a| a.req_rd_atomic += 1);
         true
     }
@@ -875,7 +950,7 @@ impl CompEnv for CompQp<'_> {
         let Some(i) = self.load() else {
             return;
         };
-        let b = &self.buf;
+        let b = &*self.buf;
         let wr_op = wqe::get32(b, send_off::OPCODE);
         let flags = wqe::get32(b, send_off::SEND_FLAGS);
         let status = wqe::get32(b, send_off::STATUS);
@@ -951,7 +1026,7 @@ fn completer(
     dev: &Device<Rxe>,
     qp: &Arc<Qp>,
     s: &mut SendSide,
-    buf: &mut KVec<u8>,
+    buf: &mut [u8],
     mrs: &mut MrCache,
     loaded: &mut Option<u32>,
     now: u64,
@@ -991,7 +1066,12 @@ fn completer(
         mrs,
         req_psn,
         cur: None,
-        buf: core::mem::take(buf),
+        buf,
+        req_kept: match s.req {
+            ReqAt::Continuing { index, .. } => Some(index),
+            _ => None,
+        },
+        wrote_req_kept: false,
         loaded: loaded.take(),
         cons0: None,
         rearm: false,
@@ -1007,8 +1087,11 @@ fn completer(
         },
     );
     let _ = env.dev;
-    *buf = core::mem::take(&mut env.buf);
     *loaded = env.loaded;
+    if let (true, ReqAt::Continuing { index, .. }) = (env.wrote_req_kept, s.req) {
+        // The requester's copy is stale: it copies the WQE out again.
+        s.req = ReqAt::Wqe(index);
+    }
     if env.rearm && qp.qp_type() == QpType::Rc {
         // `reset_retry_timer` (the QP is in RTS or SQD here).
         let period = retrans_period_ns(timeout_jiffies, rc_timer::hz());
@@ -1049,7 +1132,7 @@ fn completer(
 /// index: the requester would take the queue for empty and never send the
 /// WQE posted next (the C driver's requester has the same window).
 fn catch_up(qp: &Qp, s: &mut SendSide, cons0: u32) {
-    let Some(req) = s.req_index else {
+    let Some(req) = s.req.index() else {
         return;
     };
     let freed = {
@@ -1067,7 +1150,7 @@ fn catch_up(qp: &Qp, s: &mut SendSide, cons0: u32) {
         found
     };
     if let Some(cons) = freed {
-        s.req_index = Some(cons);
+        s.req = ReqAt::Wqe(cons);
         s.prev = None;
         let comp_psn = s.comp.psn;
         qp.with_attrs_mut(|a| {

@@ -704,24 +704,25 @@ pub(crate) mod wqe_off {
 }
 
 /// The fixed part of a send WQE in its queue element, read and written in
-/// place (`b` holds at least [`wqe_off::FIXED`] bytes).
+/// place.
 pub(crate) struct SendWqeBytes<'a> {
-    b: &'a mut [u8],
+    /// An array, not a slice: the offsets being constants inside it, the
+    /// compiler drops the bounds checks of every field's access.
+    b: &'a mut [u8; wqe_off::FIXED],
 }
 
 impl<'a> SendWqeBytes<'a> {
-    /// The WQE in `b`, if it is long enough.
+    /// The WQE at the start of `b`, if it is long enough.
     pub(crate) fn new(b: &'a mut [u8]) -> Option<Self> {
-        if b.len() < wqe_off::FIXED {
-            return None;
-        }
-        Some(Self { b })
+        Some(Self {
+            b: b.first_chunk_mut()?,
+        })
     }
 
     // The fields are read and written as arrays, not with
     // `copy_from_slice` (an out-of-line call and a `memcpy` per field in
-    // the kernel's `core`); the offsets are all inside the fixed part
-    // (`new`), so the `None` arms are never taken.
+    // the kernel's `core`); the offsets are all inside the fixed part, so
+    // the `None` arms are never taken.
     #[inline]
     fn u32_at(&self, off: usize) -> u32 {
         self.b
