@@ -81,6 +81,13 @@ unsigned int rrxe_netdev_hw_addr(const struct net_device *ndev, u8 *buf, unsigne
 	return ndev->addr_len;
 }
 
+/* Whether @mac (6 bytes) is the netdev's Ethernet address: the loopback
+ * test of every packet sent, without a copy of the address. */
+bool rrxe_netdev_has_mac(const struct net_device *ndev, const u8 *mac)
+{
+	return ndev->addr_len == ETH_ALEN && ether_addr_equal(ndev->dev_addr, mac);
+}
+
 bool rrxe_netdev_port_active(struct net_device *ndev)
 {
 	return ib_get_curr_port_state(ndev) == IB_PORT_ACTIVE;

@@ -35,6 +35,7 @@ extern const struct attribute_group rrxe_ib_parent_group;
 unsigned int rrxe_netdev_mtu(const struct net_device *ndev);
 /* Copies up to @len bytes of the hardware address; returns its length. */
 unsigned int rrxe_netdev_hw_addr(const struct net_device *ndev, u8 *buf, unsigned int len);
+bool rrxe_netdev_has_mac(const struct net_device *ndev, const u8 *mac);
 /* ib_get_curr_port_state(): running with carrier. */
 bool rrxe_netdev_port_active(struct net_device *ndev);
 bool rrxe_netdev_admin_up(const struct net_device *ndev);

@@ -272,7 +272,7 @@ pub(crate) fn send<O: TxOwner>(
     pkt.set_owner(owner, owner_ref)?;
     let rxe = dev.data();
     let bytes = u64::from(paylen + dest.dst.ip_udp_hlen());
-    if ndev.mac() == Some(dest.dmac) {
+    if ndev.has_mac(&dest.dmac) {
         rxe.count(params::CNT_SENT_PKTS);
         rxe.count_add(params::CNT_SENT_BYTES, bytes);
         let pkt = Packet {

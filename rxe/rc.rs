@@ -362,9 +362,13 @@ fn read_head(qp: &Qp, buf: &mut [u8]) -> Option<u32> {
 
 /// Writes a send WQE's fixed part and DMA state back (not its entries).
 fn write_elem(qp: &Qp, index: u32, buf: &[u8]) -> Result {
+    // A range of constant length (64 bytes): the copy is a few moves, not
+    // a call of `memcpy`, once a packet.
+    let part = buf
+        .get(send_off::STATUS..send_off::DMA + dma::DMA_INFO_SIZE)
+        .ok_or(EINVAL)?;
     let q = qp.sq_queue().lock();
-    let end = (send_off::DMA + dma::DMA_INFO_SIZE).min(buf.len());
-    q.write_bytes(index, send_off::STATUS, &buf[send_off::STATUS..end])
+    q.write_bytes(index, send_off::STATUS, part)
 }
 
 /// The send task (`rxe_sender`) for a connected QP: the requester, then
@@ -433,6 +437,7 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
                 }
                 Step::Done
             }
+            _ if req_idle && completer_idle(qp, &mut s, now) => Step::Done,
             _ => completer(&dev, qp, &mut s, comp_buf, &mut mrs, &mut comp_loaded, now),
         };
         if req_idle && comp == Step::More {
@@ -453,6 +458,39 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
     put_back(&mut s.wqe_buf, buf);
     s.timer.arm(qp);
     step
+}
+
+/// Whether a run of the completer would find nothing to do (no response,
+/// no timeout, and at the head of the send queue no WQE the requester
+/// finished or failed), and if so, what that run would still do: restart
+/// the retransmission timer while requests are unanswered
+/// (`reset_retry_timer` at `COMPST_EXIT`), stop it once none is. Such a
+/// run comes after every request the requester sends and after every
+/// response taken (the task goes round once more); this is a look at the
+/// response queue and the head WQE's state instead of the completer's
+/// setup and walk.
+fn completer_idle(qp: &Qp, s: &mut SendSide, now: u64) -> bool {
+    if s.comp_timeout || s.comp.timeout_retry || qp.io().resp_queued() {
+        return false;
+    }
+    if matches!(head_state(qp), Some(WqeState::Done | WqeState::Error)) {
+        return false;
+    }
+    let (state, req_psn, comp_psn, timeout_jiffies) =
+        qp.with_attrs(|a| (a.state, a.req_psn, a.comp_psn, a.timeout_jiffies));
+    if !matches!(state, QpState::Rts | QpState::Sqd) {
+        // The completer returns at once.
+        return true;
+    }
+    if psn_diff(req_psn, comp_psn) > 0 {
+        if qp.qp_type() == QpType::Rc {
+            let period = retrans_period_ns(timeout_jiffies, rc_timer::hz());
+            s.timer.deadlines().restart_retrans(now, period);
+        }
+    } else if req_psn == comp_psn {
+        s.timer.deadlines().all_acked();
+    }
+    true
 }
 
 /// Puts a buffer taken out of the send side for a call back in its `slot`,

@@ -821,6 +821,15 @@ impl NetDevice {
         (len == 6).then_some(mac)
     }
 
+    /// Whether `mac` is its hardware address (a 6-byte one): as
+    /// `self.mac() == Some(*mac)`, without copying the address out (the
+    /// loopback test of every packet sent).
+    #[inline]
+    pub fn has_mac(&self, mac: &[u8; 6]) -> bool {
+        // SAFETY: the netdev is valid; `mac` is 6 readable bytes.
+        unsafe { bindings::rrxe_netdev_has_mac(self.as_raw(), mac.as_ptr()) }
+    }
+
     /// The hardware address truncated or padded to 6 bytes, or a random
     /// locally administered unicast one if it has none.
     #[inline]
