@@ -65,6 +65,21 @@ def call_sites(ko):
     return sites, funcs
 
 
+def loaded_module(dirname, set_name, ko):
+    """The module's name, the address SET loaded its .text at (from
+    SET.kallsyms in DIR), its call sites and functions (as call_sites).
+    Exits if SET did not load this very .ko (its functions' offsets do not
+    all match)."""
+    mod = os.path.basename(ko)[: -len(".ko")]
+    syms = tb_report.load_kallsyms(os.path.join(dirname, set_name + ".kallsyms"))
+    loaded = {name: addr for addr, name, m in syms if m == mod}
+    sites, funcs = call_sites(ko)
+    bases = {loaded[n] - off for n, off in funcs.items() if n in loaded}
+    if len(bases) != 1:
+        sys.exit(f"{ko} is not the {mod} of {set_name}.kallsyms")
+    return mod, bases.pop(), sites, funcs
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--per", type=float, default=1.0)
@@ -74,17 +89,7 @@ def main():
     ap.add_argument("set")
     ap.add_argument("ko")
     args = ap.parse_args()
-    mod = os.path.basename(args.ko)[: -len(".ko")]
-    syms = tb_report.load_kallsyms(os.path.join(args.dir, args.set + ".kallsyms"))
-    loaded = {name: addr for addr, name, m in syms if m == mod}
-    sites, funcs = call_sites(args.ko)
-    base = None
-    for name, off in funcs.items():
-        if name in loaded:
-            base = loaded[name] - off
-            break
-    if base is None:
-        sys.exit(f"no symbol of {mod} in {args.set}.kallsyms")
+    mod, base, sites, _ = loaded_module(args.dir, args.set, args.ko)
     entries = {}
     with open(os.path.join(args.dir, args.set + ".tb")) as f:
         for line in f:

@@ -122,14 +122,7 @@ def main():
     ap.add_argument("ko")
     ap.add_argument("func_re")
     args = ap.parse_args()
-    mod = os.path.basename(args.ko)[: -len(".ko")]
-    syms = tb_report.load_kallsyms(os.path.join(args.dir, args.set + ".kallsyms"))
-    loaded = {name: addr for addr, name, m in syms if m == mod}
-    _, funcs = tb_calls.call_sites(args.ko)
-    bases = {loaded[n] - o for n, o in funcs.items() if n in loaded}
-    if len(bases) != 1:
-        sys.exit(f"{args.ko} is not the {mod} of {args.set}.kallsyms")
-    base = bases.pop()
+    mod, base, _, _ = tb_calls.loaded_module(args.dir, args.set, args.ko)
     offs = instructions(args.ko, args.func_re)
     at = {o: i for i, o in enumerate(offs)}
     weight = collections.Counter()
