@@ -812,18 +812,9 @@ impl NetDevice {
         unsafe { bindings::rrxe_netdev_mtu(self.as_raw()) }
     }
 
-    /// The hardware address, if it is a 6-byte (Ethernet) one.
-    #[inline]
-    pub fn mac(&self) -> Option<[u8; 6]> {
-        let mut mac = [0u8; 6];
-        // SAFETY: the netdev is valid; `mac` has room for 6 bytes.
-        let len = unsafe { bindings::rrxe_netdev_hw_addr(self.as_raw(), mac.as_mut_ptr(), 6) };
-        (len == 6).then_some(mac)
-    }
-
-    /// Whether `mac` is its hardware address (a 6-byte one): as
-    /// `self.mac() == Some(*mac)`, without copying the address out (the
-    /// loopback test of every packet sent).
+    /// Whether `mac` is its hardware address (a 6-byte, Ethernet one),
+    /// compared in place, without copying the address out (the loopback
+    /// test of every packet sent).
     #[inline]
     pub fn has_mac(&self, mac: &[u8; 6]) -> bool {
         // SAFETY: the netdev is valid; `mac` is 6 readable bytes.
