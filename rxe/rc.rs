@@ -482,7 +482,25 @@ fn completer_idle(qp: &Qp, s: &mut SendSide, now: u64) -> bool {
         // The completer returns at once.
         return true;
     }
-    if psn_diff(req_psn, comp_psn) > 0 {
+    let rearm = psn_diff(req_psn, comp_psn) > 0;
+    settle_retry_timer(qp, s, rearm, req_psn, comp_psn, timeout_jiffies, now);
+    true
+}
+
+/// The retransmission timer at the end of a completer run: restarted while
+/// requests are unanswered (`rearm`, C's `reset_retry_timer` at
+/// `COMPST_EXIT`, RC only: UC has no timer), stopped once every request is
+/// acknowledged (the requester's PSN is the completer's).
+fn settle_retry_timer(
+    qp: &Qp,
+    s: &mut SendSide,
+    rearm: bool,
+    req_psn: u32,
+    comp_psn: u32,
+    timeout_jiffies: u64,
+    now: u64,
+) {
+    if rearm {
         if qp.qp_type() == QpType::Rc {
             let period = retrans_period_ns(timeout_jiffies, rc_timer::hz());
             s.timer.deadlines().restart_retrans(now, period);
@@ -490,7 +508,6 @@ fn completer_idle(qp: &Qp, s: &mut SendSide, now: u64) -> bool {
     } else if req_psn == comp_psn {
         s.timer.deadlines().all_acked();
     }
-    true
 }
 
 /// Puts a buffer taken out of the send side for a call back in its `slot`,
@@ -1130,19 +1147,12 @@ fn completer(
         // The requester's copy is stale: it copies the WQE out again.
         s.req = ReqAt::Wqe(index);
     }
-    if env.rearm && qp.qp_type() == QpType::Rc {
-        // `reset_retry_timer` (the QP is in RTS or SQD here).
-        let period = retrans_period_ns(timeout_jiffies, rc_timer::hz());
-        s.timer.deadlines().restart_retrans(now, period);
-    }
     // The completer's PSN for the requester, if a response moved it.
     let psn = s.comp.psn;
     if psn != comp_psn {
         qp.with_attrs_mut(|a| a.comp_psn = psn);
     }
-    if !env.rearm && req_psn == psn {
-        s.timer.deadlines().all_acked();
-    }
+    settle_retry_timer(qp, s, env.rearm, req_psn, psn, timeout_jiffies, now);
     if let Some(usecs) = env.rnr_usecs {
         // No retry before the RNR NAK timer fires.
         s.timer
