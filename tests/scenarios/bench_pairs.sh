@@ -1,5 +1,7 @@
 # Which side's module costs a bandwidth row its time: ib_<op>_bw -s <size>
-# (PROF_OP send, PROF_SIZE 4096, PROF_ITERS 2000 messages by default)
+# (PROF_OP send, PROF_SIZE 4096, PROF_ITERS 2000 messages by default;
+# PROF_KIND=lat runs ib_<op>_lat instead and records the typical latency
+# in us where the bandwidth would be)
 # between guest a's set and guest b's set, for each pair of PROF_PAIRS
 # ("a-set/b-set ...", by default c/c rust/rust c/rust rust/c; a serves,
 # b is the client and sends), PROF_ROUNDS times (2) in the same two guests.
@@ -15,6 +17,11 @@
 # timeout: 1800
 KREL=$(uname -r)
 OP=${PROF_OP:-send} SIZE=${PROF_SIZE:-4096} ITERS=${PROF_ITERS:-2000}
+KIND=${PROF_KIND:-bw}
+# The result column of perftest's line for SIZE: BW average (MB/s), or
+# t_typical (us).
+COL=4
+[ "$KIND" = lat ] && COL=5
 PAIRS=${PROF_PAIRS:-c/c rust/rust c/rust rust/c}
 OUT=$RUN/$ROLE/pairs
 mkdir -p "$OUT"
@@ -34,7 +41,7 @@ for R in $(seq "${PROF_ROUNDS:-2}"); do
 			sleep 1
 		fi
 		if [ "$ROLE" = a ]; then
-			timeout 100 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$TAG" 2>&1 &
+			timeout 100 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$TAG" 2>&1 &
 			spid=$!
 			sleep 1
 			notify "ready.$TAG"
@@ -43,9 +50,9 @@ for R in $(seq "${PROF_ROUNDS:-2}"); do
 		else
 			await "ready.$TAG" 60
 			sleep 0.3
-			timeout 100 ib_${OP}_bw -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$PEERIP" >"$OUT/$TAG" 2>&1
+			timeout 100 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$PEERIP" >"$OUT/$TAG" 2>&1
 			notify "done.$TAG"
-			bw=$(awk -v s="$SIZE" '$1 == s { print $4 }' "$OUT/$TAG")
+			bw=$(awk -v s="$SIZE" -v c=$COL '$1 == s { print $c }' "$OUT/$TAG")
 			echo "$PAIR $R ${bw:-failed}" | tee -a "$OUT/bw.txt"
 		fi
 		if [ -n "$ppid" ]; then
@@ -59,7 +66,7 @@ done
 if [ "$ROLE" = b ]; then
 	for PAIR in $PAIRS; do
 		awk -v p="$PAIR" '$1 == p && $3 != "failed" { print $3 }' "$OUT/bw.txt" | sort -g |
-			awk -v p="$PAIR" '{ v[NR] = $1 } END { if (NR) printf "median %s %.2f MB/s (%d rounds)\n", p, (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, NR }'
+			awk -v p="$PAIR" -v u="$([ "$KIND" = lat ] && echo us || echo MB/s)" '{ v[NR] = $1 } END { if (NR) printf "median %s %.2f %s (%d rounds)\n", p, (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, u, NR }'
 	done | tee -a "$OUT/bw.txt"
 fi
 rdma link delete rxe0 2>/dev/null
