@@ -928,60 +928,35 @@ pub(crate) fn recv(at: &Arrival<'_>, mad: &RecvMad) -> bool {
             true
         }
         Msg::Rtu(m) => {
-            let Some(id) = find(for_reply(false, m.local_comm_id(), m.remote_comm_id())) else {
-                return true;
-            };
-            let step = {
-                let g = id.inner.lock();
-                state::rtu_received(g.state, g.lap)
-            };
-            finish(
+            let _ = recv_for_id(
                 at,
-                &id,
-                step,
-                MadHdr(mad.mad()).attr_id(),
-                m.private_data().as_ptr(),
-                |_| {},
+                mad,
+                (m.local_comm_id(), m.remote_comm_id()),
+                m.private_data(),
+                |g| state::rtu_received(g.state, g.lap),
             );
             true
         }
-        Msg::Dreq(m) => {
-            let Some(id) = find(for_reply(false, m.local_comm_id(), m.remote_comm_id())) else {
-                return false;
-            };
-            let step = {
-                let mut g = id.inner.lock();
+        Msg::Dreq(m) => recv_for_id(
+            at,
+            mad,
+            (m.local_comm_id(), m.remote_comm_id()),
+            m.private_data(),
+            |g| {
                 let s = state::dreq_received(g.state, g.lap, m.remote_qpn_eecn() == g.local_qpn);
                 if s.deliver.is_some() || s.send.is_some() {
                     g.tid = m.hdr().tid();
                 }
                 s
-            };
-            finish(
-                at,
-                &id,
-                step,
-                MadHdr(mad.mad()).attr_id(),
-                m.private_data().as_ptr(),
-                |_| {},
-            );
-            true
-        }
+            },
+        ),
         Msg::Drep(m) => {
-            let Some(id) = find(for_reply(false, m.local_comm_id(), m.remote_comm_id())) else {
-                return true;
-            };
-            let step = {
-                let g = id.inner.lock();
-                state::drep_received(g.state, g.lap)
-            };
-            finish(
+            let _ = recv_for_id(
                 at,
-                &id,
-                step,
-                MadHdr(mad.mad()).attr_id(),
-                m.private_data().as_ptr(),
-                |_| {},
+                mad,
+                (m.local_comm_id(), m.remote_comm_id()),
+                m.private_data(),
+                |g| state::drep_received(g.state, g.lap),
             );
             true
         }
@@ -1000,6 +975,32 @@ pub(crate) fn recv(at: &Arrival<'_>, mad: &RecvMad) -> bool {
         }
         _ => true,
     }
+}
+
+/// An RTU, DREQ or DREP (`comm_ids`: the message's local and remote
+/// communication IDs, which name both of ours): the step the ID's state
+/// takes (`step_of`, under the ID's lock), then its event. `false` when no
+/// ID has those IDs.
+fn recv_for_id(
+    at: &Arrival<'_>,
+    mad: &RecvMad,
+    comm_ids: (u32, u32),
+    private_data: &[u8],
+    step_of: impl FnOnce(&mut Inner) -> Step,
+) -> bool {
+    let Some(id) = find(for_reply(false, comm_ids.0, comm_ids.1)) else {
+        return false;
+    };
+    let step = step_of(&mut id.inner.lock());
+    finish(
+        at,
+        &id,
+        step,
+        MadHdr(mad.mad()).attr_id(),
+        private_data.as_ptr(),
+        |_| {},
+    );
+    true
 }
 
 /// Takes a step computed for a received message, then delivers its event
