@@ -874,6 +874,11 @@ struct CompQp<'a> {
     /// and whether the completer wrote it: the copy is then stale.
     req_kept: Option<u32>,
     wrote_req_kept: bool,
+    /// The held WQE's element, if `buf` has changes not yet written back
+    /// to it: written once at the end of the run ([`CompQp::flush`]), not
+    /// once a change, and not at all if the WQE is completed meanwhile
+    /// (its slot is free then, and nothing reads it again).
+    dirty: Option<u32>,
     /// The head WQE whose bytes `buf` holds: loaded once a run, or kept
     /// from the run before while the requester did not run (nothing else
     /// changes it: the requester runs in the same task), and again after
@@ -897,12 +902,23 @@ impl CompQp<'_> {
         self.loaded
     }
 
-    /// Writes the held WQE back to element `i` ([`write_elem`]).
-    fn write_back(&mut self, i: u32) -> Result {
+    /// Has the held WQE written back to element `i` by the end of the run
+    /// ([`CompQp::flush`]). Only the completer's run reads the element
+    /// meanwhile, through `buf`: the requester runs in the same task, after
+    /// the run.
+    fn write_back(&mut self, i: u32) {
         if self.req_kept == Some(i) {
             self.wrote_req_kept = true;
         }
-        write_elem(self.qp, i, self.buf)
+        self.dirty = Some(i);
+    }
+
+    /// Writes the held WQE back if it has changes ([`write_elem`]); the
+    /// end of every run.
+    fn flush(&mut self) {
+        if let Some(i) = self.dirty.take() {
+            let _ = write_elem(self.qp, i, self.buf);
+        }
     }
 
     /// Copies `data` (a READ response's payload, an atomic's original
@@ -924,7 +940,7 @@ impl CompQp<'_> {
         )
         .map_err(|_| ())?;
         dma.encode(&mut head[send_off::DMA..]).ok_or(())?;
-        self.write_back(i).map_err(|_| ())?;
+        self.write_back(i);
         Ok(dma.resid)
     }
 }
@@ -959,7 +975,7 @@ impl CompEnv for CompQp<'_> {
             if let Some(mut w) = SendWqeBytes::new(self.buf) {
                 w.set_status(status);
             }
-            let _ = self.write_back(i);
+            self.write_back(i);
         }
     }
 
@@ -994,7 +1010,7 @@ impl CompEnv for CompQp<'_> {
             return false;
         }
         w.set_has_rd_atomic(false);
-        let _ = self.write_back(i);
+        self.write_back(i);
         self.qp.with_attrs_mut(|a| a.req_rd_atomic += 1);
         true
     }
@@ -1049,6 +1065,8 @@ impl CompEnv for CompQp<'_> {
             .lock()
             .advance_consumer(QueueType::FromClient);
         self.loaded = None;
+        // Freed: what the completer changed in it is of no more use.
+        self.dirty = None;
         self.cons0.get_or_insert(i);
         if let Some(c) = completion {
             let _ = self.qp.scq().post(&c, false);
@@ -1127,6 +1145,7 @@ fn completer(
             _ => None,
         },
         wrote_req_kept: false,
+        dirty: None,
         loaded: loaded.take(),
         cons0: None,
         rearm: false,
@@ -1141,6 +1160,7 @@ fn completer(
             lim,
         },
     );
+    env.flush();
     let _ = env.dev;
     *loaded = env.loaded;
     if let (true, ReqAt::Continuing { index, .. }) = (env.wrote_req_kept, s.req) {

@@ -1,7 +1,8 @@
 # Which side's module costs a bandwidth row its time: ib_<op>_bw -s <size>
 # (PROF_OP send, PROF_SIZE 4096, PROF_ITERS 2000 messages by default;
 # PROF_KIND=lat runs ib_<op>_lat instead and records the typical latency
-# in us where the bandwidth would be)
+# in us where the bandwidth would be; PROF_REPEAT=N runs it N times in a
+# row per pair, e.g. to see a first run after a set's load differ)
 # between guest a's set and guest b's set, for each pair of PROF_PAIRS
 # ("a-set/b-set ...", by default c/c rust/rust c/rust rust/c; a serves,
 # b is the client and sends), PROF_ROUNDS times (2) in the same two guests.
@@ -34,33 +35,38 @@ for R in $(seq "${PROF_ROUNDS:-2}"); do
 		bench_use_set "$SET" || { echo "set $SET not up"; exit 1; }
 		barrier "up.$TAG" 120 >/dev/null || exit 1
 		GIDX=$(gid_index_v4 rxe0 "$MYIP")
-		ppid=
-		if [ -n "${PROF_SWITCH:-}" ]; then
-			perf record -e dummy --switch-events -a -o /tmp/switch.data -- sleep 100 >/dev/null 2>&1 &
-			ppid=$!
-			sleep 1
-		fi
-		if [ "$ROLE" = a ]; then
-			timeout 100 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$TAG" 2>&1 &
-			spid=$!
-			sleep 1
-			notify "ready.$TAG"
-			await "done.$TAG" 150
-			wait $spid
-		else
-			await "ready.$TAG" 60
-			sleep 0.3
-			timeout 100 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$PEERIP" >"$OUT/$TAG" 2>&1
-			notify "done.$TAG"
-			bw=$(awk -v s="$SIZE" -v c=$COL '$1 == s { print $c }' "$OUT/$TAG")
-			echo "$PAIR $R ${bw:-failed}" | tee -a "$OUT/bw.txt"
-		fi
-		if [ -n "$ppid" ]; then
-			kill -INT $ppid
-			wait $ppid
-			perf script -i /tmp/switch.data --show-switch-events -F comm,tid,cpu,time,event >"$OUT/$TAG.switch" 2>&1
-			rm -f /tmp/switch.data
-		fi
+		# PROF_REPEAT transfers a pair in a row, in the same load of the sets.
+		for K in $(seq "${PROF_REPEAT:-1}"); do
+			T=$TAG
+			[ "${PROF_REPEAT:-1}" -gt 1 ] && T=$TAG.$K
+			ppid=
+			if [ -n "${PROF_SWITCH:-}" ]; then
+				perf record -e dummy --switch-events -a -o /tmp/switch.data -- sleep 100 >/dev/null 2>&1 &
+				ppid=$!
+				sleep 1
+			fi
+			if [ "$ROLE" = a ]; then
+				timeout 100 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$T" 2>&1 &
+				spid=$!
+				sleep 1
+				notify "ready.$T"
+				await "done.$T" 150
+				wait $spid
+			else
+				await "ready.$T" 60
+				sleep 0.3
+				timeout 100 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$PEERIP" >"$OUT/$T" 2>&1
+				notify "done.$T"
+				bw=$(awk -v s="$SIZE" -v c=$COL '$1 == s { print $c }' "$OUT/$T")
+				echo "$PAIR ${T#*.} ${bw:-failed}" | tee -a "$OUT/bw.txt"
+			fi
+			if [ -n "$ppid" ]; then
+				kill -INT $ppid
+				wait $ppid
+				perf script -i /tmp/switch.data --show-switch-events -F comm,tid,cpu,time,event >"$OUT/$T.switch" 2>&1
+				rm -f /tmp/switch.data
+			fi
+		done
 	done
 done
 if [ "$ROLE" = b ]; then
