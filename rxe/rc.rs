@@ -408,8 +408,10 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
     // Once the requester has had nothing to send, the rest of the call is
     // the completer's (a READ's responses, ACKs): asking the requester
     // again after each response would copy its next WQE out just to find
-    // it still waiting. If the completer did anything meanwhile, the call
-    // ends with More, and the next one starts with the requester.
+    // it still waiting. If the completer did anything meanwhile (a
+    // completion may have unblocked the requester), the requester looks
+    // again once the completer has nothing left, in this call: another
+    // call would take the device, the lock and the clock again for it.
     let mut req_idle = false;
     let mut comp_since_idle = false;
     // The head WQE the completer holds in `comp_buf`, kept from one
@@ -449,11 +451,14 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
             Step::Done
         };
         if step == Step::Done {
-            break;
+            if !comp_since_idle {
+                break;
+            }
+            comp_since_idle = false;
+            req_idle = false;
+            // Should the steps run out here, the next call looks.
+            step = Step::More;
         }
-    }
-    if comp_since_idle {
-        step = Step::More;
     }
     put_back(&mut s.wqe_buf, buf);
     s.timer.arm(qp);
@@ -466,8 +471,8 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
 /// the retransmission timer while requests are unanswered
 /// (`reset_retry_timer` at `COMPST_EXIT`), stop it once none is. Such a
 /// run comes after every request the requester sends and after every
-/// response taken (the task goes round once more); this is a look at the
-/// response queue and the head WQE's state instead of the completer's
+/// response taken (the requester looks again after it); this is a look at
+/// the response queue and the head WQE's state instead of the completer's
 /// setup and walk.
 fn completer_idle(qp: &Qp, s: &mut SendSide, now: u64) -> bool {
     if s.comp_timeout || s.comp.timeout_retry || qp.io().resp_queued() {
