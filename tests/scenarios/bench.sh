@@ -93,13 +93,29 @@ use_set() {
 	return 1
 }
 
+# rxe0's hw_counters as "name value" lines, read by one process (a fork
+# costs milliseconds in a TCG guest).
+hw_snap() {
+	awk '{ n = FILENAME; sub(/.*\//, "", n); print n, $1 }' \
+		/sys/class/infiniband/rxe0/ports/1/hw_counters/* 2>/dev/null
+}
+# hw_moved STEP BEFORE: what the step moved (BEFORE: hw_snap's lines then),
+# as "set,round,step,counter,delta" lines in $RUN/<role>/counters.csv: the
+# retransmissions, sequence errors and drops behind a slow transfer.
+hw_moved() {
+	hw_snap | HW0=$2 awk -v pre="$SET,$ROUND,$1" '
+		BEGIN { n = split(ENVIRON["HW0"], l, "\n")
+			for (i = 1; i <= n; i++) { split(l[i], f, " "); b[f[1]] = f[2] } }
+		$1 != "lifespan" && $2 != b[$1] { print pre "," $1 "," $2 - b[$1] }' >>"$RUN/$ROLE/counters.csv"
+}
+
 # run2 NAME LIMIT SERVER... -- CLIENT...: SERVER runs in guest a, CLIENT in
 # guest b once the server is up; b's output is left in NAME.out. Returns the
 # client's status in b (0 in a), 2 in both if the step was skipped (then
 # SKIP_WHY says why). LIMIT is cut to the set's bound (limit()).
 STEP=0
 run2() {
-	local name=$1 limit rc srv=() cli=()
+	local name=$1 limit rc srv=() cli=() hw0
 	limit=$(limit "$2")
 	LAST_LIMIT=$limit
 	shift 2
@@ -114,6 +130,7 @@ run2() {
 		SKIP_WHY="skipped: two earlier steps of this round timed out"
 		return 2
 	fi
+	hw0=$(hw_snap)
 	if [ "$ROLE" = a ]; then
 		timeout -k 5 "$limit" "${srv[@]}" >"$name.srv" 2>&1 &
 		local pid=$!
@@ -122,6 +139,7 @@ run2() {
 		await "done.$tag" $((limit + 20)) >/dev/null
 		kill $pid 2>/dev/null
 		wait $pid
+		hw_moved "$name" "$hw0"
 		return 0
 	fi
 	await "ready.$tag" 60 >/dev/null || return 1
@@ -133,6 +151,7 @@ run2() {
 		[ "$TIMEOUTS" -lt 2 ] || : >"$SYNC/bench.skip.$SET.$ROUND"
 	fi
 	notify "done.$tag"
+	hw_moved "$name" "$hw0"
 	[ $rc = 0 ] || say "$name failed ($rc): $(tail -n1 "$name.out")"
 	return $rc
 }
