@@ -879,11 +879,11 @@ struct CompQp<'a> {
     /// and whether the completer wrote it: the copy is then stale.
     req_kept: Option<u32>,
     wrote_req_kept: bool,
-    /// The held WQE's element, if `buf` has changes not yet written back
-    /// to it: written once at the end of the run ([`CompQp::flush`]), not
-    /// once a change, and not at all if the WQE is completed meanwhile
+    /// `buf` has changes not yet written back to the held WQE's element
+    /// (`loaded`): written once at the end of the run ([`CompQp::flush`]),
+    /// not once a change, and not at all if the WQE is completed meanwhile
     /// (its slot is free then, and nothing reads it again).
-    dirty: Option<u32>,
+    dirty: bool,
     /// The head WQE whose bytes `buf` holds: loaded once a run, or kept
     /// from the run before while the requester did not run (nothing else
     /// changes it: the requester runs in the same task), and again after
@@ -915,13 +915,14 @@ impl CompQp<'_> {
         if self.req_kept == Some(i) {
             self.wrote_req_kept = true;
         }
-        self.dirty = Some(i);
+        debug_assert_eq!(self.loaded, Some(i));
+        self.dirty = true;
     }
 
     /// Writes the held WQE back if it has changes ([`write_elem`]); the
     /// end of every run.
     fn flush(&mut self) {
-        if let Some(i) = self.dirty.take() {
+        if let (true, Some(i)) = (core::mem::take(&mut self.dirty), self.loaded) {
             let _ = write_elem(self.qp, i, self.buf);
         }
     }
@@ -1071,7 +1072,7 @@ impl CompEnv for CompQp<'_> {
             .advance_consumer(QueueType::FromClient);
         self.loaded = None;
         // Freed: what the completer changed in it is of no more use.
-        self.dirty = None;
+        self.dirty = false;
         self.cons0.get_or_insert(i);
         if let Some(c) = completion {
             let _ = self.qp.scq().post(&c, false);
@@ -1150,7 +1151,7 @@ fn completer(
             _ => None,
         },
         wrote_req_kept: false,
-        dirty: None,
+        dirty: false,
         loaded: loaded.take(),
         cons0: None,
         rearm: false,
