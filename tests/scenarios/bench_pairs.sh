@@ -19,10 +19,10 @@
 KREL=$(uname -r)
 OP=${PROF_OP:-send} SIZE=${PROF_SIZE:-4096} ITERS=${PROF_ITERS:-2000}
 KIND=${PROF_KIND:-bw}
-# The result column of perftest's line for SIZE: BW average (MB/s), or
-# t_typical (us).
-COL=4
-[ "$KIND" = lat ] && COL=5
+# The result column of perftest's line for SIZE and its unit: BW average
+# (MB/s), or t_typical (us).
+COL=4 UNIT=MB/s
+[ "$KIND" = lat ] && COL=5 UNIT=us
 PAIRS=${PROF_PAIRS:-c/c rust/rust c/rust rust/c}
 OUT=$RUN/$ROLE/pairs
 mkdir -p "$OUT"
@@ -72,7 +72,7 @@ done
 if [ "$ROLE" = b ]; then
 	for PAIR in $PAIRS; do
 		awk -v p="$PAIR" '$1 == p && $3 != "failed" { print $3 }' "$OUT/bw.txt" | sort -g |
-			awk -v p="$PAIR" -v u="$([ "$KIND" = lat ] && echo us || echo MB/s)" '{ v[NR] = $1 } END { if (NR) printf "median %s %.2f %s (%d rounds)\n", p, (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, u, NR }'
+			awk -v p="$PAIR" -v u="$UNIT" '{ v[NR] = $1 } END { if (NR) printf "median %s %.2f %s (%d rounds)\n", p, (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, u, NR }'
 	done | tee -a "$OUT/bw.txt"
 fi
 rdma link delete rxe0 2>/dev/null
