@@ -383,11 +383,8 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
         // next post or response runs the task again.
         return Step::Done;
     }
-    // One reading of the clock for the call: the retransmission deadlines
-    // its packets and responses set count from it, early by at most the
-    // call's own time (the C driver's count from `jiffies`, early by up to
-    // a tick). A reading per packet and per response was four of the ten
-    // `ktime_get` calls of a 4 KiB send's requester.
+    // The deadlines that passed. Those this call sets count from the tick
+    // count read where each is set (rxe/rc_timer.rs).
     let now = s.timer.now();
     let fired = s.timer.deadlines().expire(now);
     if fired.retrans {
@@ -424,7 +421,7 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
             Step::Done
         } else {
             comp_loaded = None;
-            requester(&dev, qp, &mut s, req_buf, &mut mrs, &mut sent, now)
+            requester(&dev, qp, &mut s, req_buf, &mut mrs, &mut sent)
         };
         req_idle = req == Step::Done;
         let comp = match sent {
@@ -439,8 +436,8 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
                 }
                 Step::Done
             }
-            _ if req_idle && completer_idle(qp, &mut s, now) => Step::Done,
-            _ => completer(&dev, qp, &mut s, comp_buf, &mut mrs, &mut comp_loaded, now),
+            _ if req_idle && completer_idle(qp, &mut s) => Step::Done,
+            _ => completer(&dev, qp, &mut s, comp_buf, &mut mrs, &mut comp_loaded),
         };
         if req_idle && comp == Step::More {
             comp_since_idle = true;
@@ -474,7 +471,7 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
 /// response taken (the requester looks again after it); this is a look at
 /// the response queue and the head WQE's state instead of the completer's
 /// setup and walk.
-fn completer_idle(qp: &Qp, s: &mut SendSide, now: u64) -> bool {
+fn completer_idle(qp: &Qp, s: &mut SendSide) -> bool {
     if s.comp_timeout || s.comp.timeout_retry || qp.io().resp_queued() {
         return false;
     }
@@ -488,7 +485,7 @@ fn completer_idle(qp: &Qp, s: &mut SendSide, now: u64) -> bool {
         return true;
     }
     let rearm = psn_diff(req_psn, comp_psn) > 0;
-    settle_retry_timer(qp, s, rearm, req_psn, comp_psn, timeout_jiffies, now);
+    settle_retry_timer(qp, s, rearm, req_psn, comp_psn, timeout_jiffies);
     true
 }
 
@@ -503,11 +500,11 @@ fn settle_retry_timer(
     req_psn: u32,
     comp_psn: u32,
     timeout_jiffies: u64,
-    now: u64,
 ) {
     if rearm {
         if qp.qp_type() == QpType::Rc {
             let period = retrans_period_ns(timeout_jiffies, rc_timer::hz());
+            let now = s.timer.now();
             s.timer.deadlines().restart_retrans(now, period);
         }
     } else if req_psn == comp_psn {
@@ -551,7 +548,6 @@ fn requester(
     buf: &mut [u8],
     mrs: &mut MrCache,
     sent: &mut Option<SentUnfinished>,
-    now: u64,
 ) -> Step {
     let t = qp.qp_type();
     let state = qp.state();
@@ -756,7 +752,8 @@ fn requester(
     let _ = write_elem(qp, index, buf);
     qp.with_attrs_mut(|at| at.req_psn = a.next_psn);
     qp.req_skb_sent();
-    let retrans = (t == QpType::Rc).then_some((now, period));
+    // Counted from after the packet went out, as C's `update_state` does.
+    let retrans = (t == QpType::Rc).then(|| (s.timer.now(), period));
     if let Some((now, period)) = retrans {
         // `update_state`: the retransmission timer runs while requests
         // are unanswered.
@@ -1108,7 +1105,6 @@ fn completer(
     buf: &mut [u8],
     mrs: &mut MrCache,
     loaded: &mut Option<u32>,
-    now: u64,
 ) -> Step {
     let rxe = dev.data();
     // Everything the run reads of the attributes, in one hold of their
@@ -1178,9 +1174,10 @@ fn completer(
     if psn != comp_psn {
         qp.with_attrs_mut(|a| a.comp_psn = psn);
     }
-    settle_retry_timer(qp, s, env.rearm, req_psn, psn, timeout_jiffies, now);
+    settle_retry_timer(qp, s, env.rearm, req_psn, psn, timeout_jiffies);
     if let Some(usecs) = env.rnr_usecs {
         // No retry before the RNR NAK timer fires.
+        let now = s.timer.now();
         s.timer
             .deadlines()
             .start_rnr(now, rnr_delay_ns(usecs, rc_timer::hz()));

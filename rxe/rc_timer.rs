@@ -7,8 +7,17 @@
 //! time when they moved later (rxe/rc_timing.rs: no restart per packet).
 //! When it fires it only schedules the send task, as the C driver's
 //! `retransmit_timer` and `rnr_nak_timer` do; the send task then finds
-//! which deadline passed, if any, with the clock, acts on it and sets the
-//! timer again.
+//! which deadline passed, if any, acts on it and sets the timer again.
+//!
+//! Deadlines count in ticks (`jiffies`), as the C driver's timers do: the
+//! tick count is a load, so the send task reads it where it sets a
+//! deadline, after the packet or response that sets it. A reading of the
+//! clock is a call (under emulation, a read of the host's clock); read
+//! once at the start of a send-task call instead, it set deadlines early
+//! by the call's length, and a call slowed down (the first one of a QP,
+//! whose code is not yet translated under TCG, or one preempted) made the
+//! retransmission timer fire before its period while the response was on
+//! its way: a retry the C driver does not make.
 //!
 //! A started timer holds a reference on the QP (its handle does, kept in
 //! [`Timer`]): the QP cannot be freed while it may fire. Destroy stops it
@@ -18,10 +27,14 @@
 use crate::{
     qp::Qp,
     rc_timing::{
+        jiffy_ns,
         Arm,
         Deadlines, //
     },
-    rdma::bindings,
+    rdma::{
+        bindings,
+        qp::jiffies, //
+    },
 };
 use kernel::{
     impl_has_hr_timer,
@@ -39,7 +52,6 @@ use kernel::{
             RelativeSoftMode, //
         },
         Delta,
-        Instant,
         Monotonic, //
     },
 };
@@ -73,7 +85,8 @@ pub(crate) const fn hz() -> u32 {
 /// timer's handle. Guarded by the send side's lock.
 pub(crate) struct Timer {
     deadlines: Deadlines,
-    origin: Instant<Monotonic>,
+    /// The tick count the QP's times count from.
+    origin: u64,
     handle: Option<ArcHrTimerHandle<Qp>>,
 }
 
@@ -82,14 +95,17 @@ impl Timer {
     pub(crate) fn new() -> Self {
         Self {
             deadlines: Deadlines::default(),
-            origin: Instant::now(),
+            origin: jiffies(),
             handle: None,
         }
     }
 
-    /// Nanoseconds since the origin.
+    /// Nanoseconds since the origin, in whole ticks: behind the clock by
+    /// less than one, as the C driver's `jiffies` deadlines are.
     pub(crate) fn now(&self) -> u64 {
-        u64::try_from((Instant::<Monotonic>::now() - self.origin).as_nanos()).unwrap_or(0)
+        jiffies()
+            .wrapping_sub(self.origin)
+            .saturating_mul(jiffy_ns(hz()))
     }
 
     /// The deadlines, to start or expire timers.

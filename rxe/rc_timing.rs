@@ -13,7 +13,7 @@ use core::num::NonZeroU64;
 const NSEC_PER_SEC: u64 = 1_000_000_000;
 
 /// One jiffy in nanoseconds at `hz` ticks a second.
-fn jiffy_ns(hz: u32) -> u64 {
+pub(crate) fn jiffy_ns(hz: u32) -> u64 {
     NSEC_PER_SEC / u64::from(hz.max(1))
 }
 

@@ -202,6 +202,17 @@ pub fn nsecs_to_jiffies(ns: u64) -> u64 {
     j as u64
 }
 
+/// The tick count (`jiffies`): a load, where a reading of the clock
+/// (`ktime_get`) is a call that, under emulation, reads the host's clock.
+#[inline]
+pub fn jiffies() -> u64 {
+    // SAFETY: `jiffies` is a word the timer tick updates and nothing
+    // frees; a volatile load of it whole is what the C `jiffies` (declared
+    // volatile) is.
+    let j = unsafe { core::ptr::read_volatile(&raw const bindings::jiffies) };
+    j as u64
+}
+
 /// A kernel user's send work request (`struct ib_send_wr` and the struct
 /// around it that its opcode and the QP type say it is part of).
 pub struct SendWr<'a> {
