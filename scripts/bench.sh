@@ -4,7 +4,7 @@
 # The benchmark: this project's modules against the in-tree C ones, side by
 # side in one run.
 #
-#   scripts/bench.sh [--rounds N] [--out DIR]
+#   scripts/bench.sh [--rounds N] [--out DIR] [--link nodelay|tcp]
 #
 # Boots the two guests once on the `bench` kernel and alternates the module
 # sets in the same guests (c rust cm, rust cm c, cm c rust, ...: N rounds,
@@ -15,18 +15,24 @@
 # and writes results.csv, results.json and bench.png to the output directory
 # (default $RRXE_CACHE/results/bench-<date>), with env.txt saying where it
 # ran. The figures are TCG-emulated: only the ratios carry over.
+# The guests' link is a TCP connection with Nagle's algorithm off
+# (--link nodelay, the default; tcp: QEMU's own stream, whose held-back
+# frames put 20-45 ms into every exchange of two frames in a row).
 
 . "$(dirname "$0")/lib.sh"
 
 rounds=3
 out=
+link=nodelay
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) rounds=${2:?}; shift 2 ;;
 	--out) out=${2:?}; shift 2 ;;
-	*) die "usage: $0 [--rounds N] [--out DIR]" ;;
+	--link) link=${2:?}; shift 2 ;;
+	*) die "usage: $0 [--rounds N] [--out DIR] [--link nodelay|tcp]" ;;
 	esac
 done
+case $link in nodelay|tcp) ;; *) die "--link: nodelay or tcp, not '$link'" ;; esac
 out=${out:-$RRXE_CACHE/results/bench-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -49,6 +55,7 @@ krel=$(ls "$KB/modinst/lib/modules")
 	echo "host CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs"
 	echo "host load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "QEMU: $(qemu-system-x86_64 --version | head -n1), TCG, 1 vCPU and 2 GiB per guest"
+	echo "link: $link (a TCP connection on 127.0.0.1$([ "$link" = nodelay ] && echo ', TCP_NODELAY on both ends' || echo ", QEMU's listen=/connect=, Nagle on"))"
 	echo "guest kernel: $krel (bench config, $KB)"
 	echo "kernel build: $(grep -m1 '^CONFIG_CC_VERSION_TEXT=' "$KB/.config" | cut -d'"' -f2); $(grep -o '^CONFIG_CC_OPTIMIZE_FOR_[A-Z]*=y\|^CONFIG_RUST_INLINE_HELPERS=y' "$KB/.config" | tr '\n' ' ')"
 	echo "rounds: $rounds; sets alternate c, rust, cm (C rxe over this ib_cm: cmtime only) in the same two guests, each round starting one set further"
@@ -74,6 +81,7 @@ cmod=$KB/modinst/lib/modules/$krel/kernel/drivers/infiniband
 tsc_khz=$(awk '/^cpu MHz/ { printf "%d", $4 * 1000; exit }' /proc/cpuinfo)
 log "benchmark: $rounds rounds, results in $out"
 start=$(date +%s)
+RRXE_LINK=$link \
 RRXE_GUEST_APPEND="tsc_early_khz=$tsc_khz" \
 RRXE_GUEST_ENV="export BENCH_ROUNDS=$rounds BENCH_BIN=$bin" \
 RRXE_GUEST_TIMEOUT=3300 \

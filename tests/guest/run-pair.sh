@@ -14,6 +14,16 @@
 
 . "$(dirname "$0")/../../scripts/lib.sh"
 
+# RRXE_LINK=nodelay (the benchmark's): the link is a TCP connection made
+# with Nagle's algorithm off, by tests/guest/link-fds.py, which runs this
+# script again with its two ends open (Documentation/guest-harness.rst,
+# "The link"). The default is QEMU's own listen=/connect= stream.
+LINK=${RRXE_LINK:-tcp}
+case $LINK in tcp|nodelay) ;; *) die "RRXE_LINK must be tcp or nodelay, not '$LINK'" ;; esac
+if [ "$LINK" = nodelay ] && [ -z "${RRXE_LINK_FD_A:-}" ]; then
+	exec python3 "$RRXE_REPO/tests/guest/link-fds.py" "$0" "$@"
+fi
+
 RUN=$1 KB=$2 MODDIR=$3 SET_A=$4 SET_B=$5 SCENARIOS=$6
 GUEST_TIMEOUT=${RRXE_GUEST_TIMEOUT:-4500}
 GUEST_MEM=${RRXE_GUEST_MEM:-2048}
@@ -51,8 +61,11 @@ CFG
 # A free TCP port on loopback for the link between the guests.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
-boot() { # role netdev-spec mac
+boot() { # role netdev-spec mac [the other guest's end of a nodelay link]
 	local role=$1 plugin=() dump=()
+	# Run in the background, so in a subshell of its own: the other end
+	# closed here stays open for the other guest.
+	[ -z "${4:-}" ] || eval "exec $4>&-"
 	if [ -n "$PLUGIN" ]; then
 		mkdir -p "$RUN/$role/tb"
 		plugin=(-plugin "file=$PLUGIN,dir=$RUN/$role/tb")
@@ -83,14 +96,21 @@ boot() { # role netdev-spec mac
 	: >"$RUN/sync/dead.$role"
 }
 
-log "booting guests a ($SET_A) and b ($SET_B): $SCENARIOS"
-boot a "listen=127.0.0.1:$port" 52:54:00:00:02:01 &
-pa=$!
-for _ in $(seq 100); do
-	ss -ltn "sport = :$port" | grep -q LISTEN && break
-	sleep 0.1
-done
-boot b "connect=127.0.0.1:$port" 52:54:00:00:02:02 &
-pb=$!
+log "booting guests a ($SET_A) and b ($SET_B) on a $LINK link: $SCENARIOS"
+if [ "$LINK" = nodelay ]; then
+	boot a "fd=$RRXE_LINK_FD_A" 52:54:00:00:02:01 "$RRXE_LINK_FD_B" &
+	pa=$!
+	boot b "fd=$RRXE_LINK_FD_B" 52:54:00:00:02:02 "$RRXE_LINK_FD_A" &
+	pb=$!
+else
+	boot a "listen=127.0.0.1:$port" 52:54:00:00:02:01 &
+	pa=$!
+	for _ in $(seq 100); do
+		ss -ltn "sport = :$port" | grep -q LISTEN && break
+		sleep 0.1
+	done
+	boot b "connect=127.0.0.1:$port" 52:54:00:00:02:02 &
+	pb=$!
+fi
 wait $pa $pb
 log "guests done (qemu a: $(cat "$RUN/qemu-a.status"), b: $(cat "$RUN/qemu-b.status"))"
