@@ -8,7 +8,7 @@
 #
 # Boots the two guests once on the `bench` kernel and alternates the module
 # sets in the same guests (c rust cm, rust cm c, cm c rust, ...: N rounds,
-# default 5, each starting one set further; cm: the C modules over this project's ib_cm, cmtime only),
+# default 3, each starting one set further; cm: the C modules over this project's ib_cm, cmtime only),
 # running perftest bandwidth/message rate/latency, cmtime, the link's ceiling
 # (iperf3) and loopback, and the memory per object (tests/bench/objmem.c).
 # Prints a table (metric, C median, rust median, rust/C, spread, ceiling)
@@ -21,7 +21,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-rounds=5
+rounds=3
 out=
 link=nodelay
 while [ $# -gt 0 ]; do
