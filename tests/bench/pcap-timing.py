@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """RoCEv2 timing on the guests' link, from a QEMU filter-dump pcap.
 
-    pcap-timing.py [--gap S] [--ip A.B.C.D] FILE.pcap
+    pcap-timing.py [--gap S] [--ip A.B.C.D] [--pingpong] FILE.pcap
 
 FILE is what tests/guest/run-pair.sh writes with RRXE_QEMU_PCAP=1 (one
 guest's link NIC, both directions, host timestamps in microseconds). The
@@ -15,6 +15,16 @@ PSN) when each ACK arrived, and the time from an ACK to the next request.
 --ip names the requester (the guest whose file it is, by default the
 source of the first packet). Only the first 128 bytes of a packet are
 needed (the BTH and AETH).
+
+--pingpong reads a ping-pong (ib_send_lat, ib_write_lat: each side sends
+one message when the other's arrives) from the side of the guest whose
+file it is (--ip, by default the source of the first packet): per
+transfer, the median and p90 of the time from the other side's request
+arriving to this guest's ACK of it leaving (its responder), from that ACK
+to this guest's own next request (its application seeing the message,
+posting, and its requester), and from its request leaving to the other
+side's next request arriving (the wire both ways and the other guest's
+whole turnaround). The times are host times at this guest's NIC.
 """
 import argparse
 import struct
@@ -110,12 +120,39 @@ def report(n, pkts, req_ip):
     print(f'  bursts (< 100 us apart): {len(bursts)}, median {pct(bursts, 0.5)} requests, p90 {pct(bursts, 0.9)}')
 
 
+def pingpong(n, pkts, me):
+    responder, requester, other = [], [], []
+    came = acked = sent = None
+    for t, src, _d, op, _psn, _syn in pkts:
+        is_ack = op == 0x11
+        if src != me and not is_ack:
+            came = t
+            if sent is not None:
+                other.append(t - sent)
+                sent = None
+        elif src == me and is_ack and came is not None:
+            responder.append(t - came)
+            came, acked = None, t
+        elif src == me and not is_ack:
+            if acked is not None:
+                requester.append(t - acked)
+                acked = None
+            sent = t
+
+    def us(v):
+        return f'{pct(v, 0.5) * 1e6:.0f}/{pct(v, 0.9) * 1e6:.0f} us'
+    print(f'transfer {n}: {len(pkts)} packets; median/p90: request in -> ACK out {us(responder)}, '
+          f'ACK out -> own request out {us(requester)}, own request out -> next request in {us(other)}')
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--gap', type=float, default=1.0)
     ap.add_argument('--ip')
+    ap.add_argument('--pingpong', action='store_true')
     ap.add_argument('pcap')
     a = ap.parse_args()
+    show = pingpong if a.pingpong else report
     pkts = list(packets(a.pcap))
     if not pkts:
         sys.exit('no RoCEv2 packets')
@@ -125,11 +162,11 @@ def main():
         if p[0] - cur[-1][0] > a.gap:
             if len(cur) > 100:
                 n += 1
-                report(n, cur, req_ip)
+                show(n, cur, req_ip)
             cur = []
         cur.append(p)
     if len(cur) > 100:
-        report(n + 1, cur, req_ip)
+        show(n + 1, cur, req_ip)
 
 
 if __name__ == '__main__':
