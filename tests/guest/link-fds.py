@@ -8,11 +8,11 @@ algorithm off, for the benchmark (RRXE_LINK=nodelay in run-pair.sh).
 Makes the connection (both ends in this process), sets TCP_NODELAY on both
 ends, and runs COMMAND in its place with the ends inherited and their
 numbers in RRXE_LINK_FD_A and RRXE_LINK_FD_B: QEMU's socket netdev takes
-such a socket as fd=N. QEMU sets no socket option on the connections it
-makes itself (listen=/connect=, or the stream netdev), so there the host's
-TCP holds a frame back while the one before it is unacknowledged, and the
-other host socket delays that acknowledgement by 20-45 ms
-(Documentation/guest-harness.rst, "The link").
+such a socket as fd=N. Over the connections QEMU 7.2 makes itself
+(listen=/connect=, or the stream netdev) the host's TCP holds a frame back
+while the one before it is unacknowledged, and the other host socket
+delays that acknowledgement by 20-45 ms (measured: see
+Documentation/guest-harness.rst, "The link").
 """
 import os
 import socket
