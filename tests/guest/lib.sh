@@ -186,6 +186,13 @@ tcp_exchange() {
 # SPLAT_RE, scan_reports: the kernel reports that fail a scenario.
 . "$RRXE_REPO/tests/guest/reports.sh"
 
+# hw_counters [DEV]: the port counters of DEV (rxe0) as "name value"
+# lines, read by one process (a fork costs milliseconds in a TCG guest).
+hw_counters() {
+	awk '{ n = FILENAME; sub(/.*\//, "", n); print n, $1 }' \
+		/sys/class/infiniband/"${1:-rxe0}"/ports/1/hw_counters/* 2>/dev/null
+}
+
 # stamp WHAT...: one line of $OUT/timing.log (seconds since the epoch), where
 # the guest's time goes.
 stamp() { echo "$EPOCHREALTIME $*" >>"$OUT/timing.log"; }

@@ -58,9 +58,6 @@ CFG
 # Extra environment for the scenarios (e.g. the benchmark's settings).
 [ -z "${RRXE_GUEST_ENV:-}" ] || echo "$RRXE_GUEST_ENV" >>"$RUN/config.sh"
 
-# A free TCP port on loopback for the link between the guests.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-
 boot() { # role netdev-spec mac [the other guest's end of a nodelay link]
 	local role=$1 plugin=() dump=()
 	# Run in the background, so in a subshell of its own: the other end
@@ -103,6 +100,8 @@ if [ "$LINK" = nodelay ]; then
 	boot b "fd=$RRXE_LINK_FD_B" 52:54:00:00:02:02 "$RRXE_LINK_FD_A" &
 	pb=$!
 else
+	# A free TCP port on loopback for the link between the guests.
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	boot a "listen=127.0.0.1:$port" 52:54:00:00:02:01 &
 	pa=$!
 	for _ in $(seq 100); do

@@ -93,17 +93,11 @@ use_set() {
 	return 1
 }
 
-# rxe0's hw_counters as "name value" lines, read by one process (a fork
-# costs milliseconds in a TCG guest).
-hw_snap() {
-	awk '{ n = FILENAME; sub(/.*\//, "", n); print n, $1 }' \
-		/sys/class/infiniband/rxe0/ports/1/hw_counters/* 2>/dev/null
-}
-# hw_moved STEP BEFORE: what the step moved (BEFORE: hw_snap's lines then),
+# hw_moved STEP BEFORE: what the step moved (BEFORE: hw_counters' lines then),
 # as "set,round,step,counter,delta" lines in $RUN/<role>/counters.csv: the
 # retransmissions, sequence errors and drops behind a slow transfer.
 hw_moved() {
-	hw_snap | HW0=$2 awk -v pre="$SET,$ROUND,$1" '
+	hw_counters | HW0=$2 awk -v pre="$SET,$ROUND,$1" '
 		BEGIN { n = split(ENVIRON["HW0"], l, "\n")
 			for (i = 1; i <= n; i++) { split(l[i], f, " "); b[f[1]] = f[2] } }
 		$1 != "lifespan" && $2 != b[$1] { print pre "," $1 "," $2 - b[$1] }' >>"$RUN/$ROLE/counters.csv"
@@ -130,7 +124,7 @@ run2() {
 		SKIP_WHY="skipped: two earlier steps of this round timed out"
 		return 2
 	fi
-	hw0=$(hw_snap)
+	hw0=$(hw_counters)
 	if [ "$ROLE" = a ]; then
 		timeout -k 5 "$limit" "${srv[@]}" >"$name.srv" 2>&1 &
 		local pid=$!

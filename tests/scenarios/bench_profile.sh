@@ -114,9 +114,7 @@ for SET in c rust; do
 	echo "$c0 $c1" | awk '{ printf "interrupts %d, context switches %d, NET_RX softirqs %d, NET_TX softirqs %d\n", $5-$1, $6-$2, $7-$3, $8-$4 }' >"$OUT/$SET.sched"
 	echo "$t0 $t1" | awk '{ printf "busy ticks: user %d system %d softirq %d irq %d, idle %d\n", $8-$1+$9-$2, $10-$3, $14-$7, $13-$6, $11-$4 }' >"$OUT/$SET.cpu"
 	[ -n "$ppid" ] && kill -INT $ppid 2>/dev/null && wait $ppid
-	for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
-		echo "$(basename "$f") $(cat "$f")"
-	done >"$OUT/$SET.counters" 2>/dev/null
+	hw_counters >"$OUT/$SET.counters"
 	if [ -z "$ppid" ]; then
 		barrier "end.$SET" 120 >/dev/null
 		continue

@@ -32,12 +32,6 @@ fail() { echo "FAIL: $*"; rc=1; }
 rc=0
 
 counter() { cat "/sys/class/infiniband/rxe0/ports/1/hw_counters/$1"; }
-counters() {
-	local f
-	for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
-		echo "${f##*/} $(cat "$f")"
-	done
-}
 udp_in() { # UDP (IPv4 and IPv6) InDatagrams
 	local v4 v6
 	v4=$(awk '$1 == "Udp:" { if (!n) { for (i = 2; i <= NF; i++) h[i] = $i; n = 1 } else for (i = 2; i <= NF; i++) if (h[i] == "InDatagrams") print $i }' /proc/net/snmp)
@@ -49,7 +43,7 @@ ll() { [ "$1" = a ] && echo fe80::5054:ff:fe00:201 || echo fe80::5054:ff:fe00:20
 
 if [ "$ROLE" = a ]; then
 	bin=$(scenario_program rxe_inject) || exit
-	counters >before.txt
+	hw_counters >before.txt
 	rm -f "$INFO" "$INFO.stop"
 	"$bin" rxe0 "$idx" "$PEERIP" "$INFO" >target.out 2>&1 &
 	tgt=$!
@@ -71,7 +65,7 @@ if [ "$ROLE" = a ]; then
 	touch "$INFO.stop"
 	wait $tgt || fail "the target failed"
 	cat target.out
-	counters >after.txt
+	hw_counters >after.txt
 	echo "counter deltas:"
 	awk 'NR == FNR { b[$1] = $2; next } { d = $2 - b[$1]; if (d) printf "  %s %+d\n", $1, d }' \
 		before.txt after.txt | tee deltas.txt

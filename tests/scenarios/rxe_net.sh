@@ -46,12 +46,6 @@ wait_gone() { # DEV
 		sleep 0.2
 	done
 }
-counters() { # DEV: name=value of every port counter
-	local f
-	for f in /sys/class/infiniband/"$1"/ports/1/hw_counters/*; do
-		echo "${f##*/}=$(cat "$f")"
-	done
-}
 udp_stat() { # FIELD: the UDP (IPv4 and IPv6) statistic, /proc/net/snmp{,6}
 	local v4 v6
 	v4=$(awk -v f="$1" '$1 == "Udp:" { if (!n) { for (i = 2; i <= NF; i++) h[i] = $i; n = 1 } else for (i = 2; i <= NF; i++) if (h[i] == f) print $i }' /proc/net/snmp)
@@ -79,7 +73,7 @@ if [ -n "$trace" ]; then
 	echo 1 >$T/events/skb/kfree_skb/enable
 	echo 1 >$T/tracing_on
 fi
-before=$(counters rxe0)
+before=$(hw_counters rxe0)
 in0=$(udp_stat InDatagrams) noports0=$(udp_stat NoPorts)
 barrier armed 120
 # The peer's IPv6 link-local address (from its MAC), if reachable.
@@ -146,7 +140,7 @@ if [ -n "$trace" ]; then
 else
 	drops="$sent (not counted: no tracing)"
 fi
-after=$(counters rxe0)
+after=$(hw_counters rxe0)
 echo "datagrams received (from $OTHER ($PEERSET), and the own broadcast): $sent; Udp InDatagrams +$in, NoPorts +$noports; dropped in rdma_rxe ($MYSET): $drops"
 rdma statistic show link rxe0/1
 [ "$in" -ge "$sent" ] || fail "only $in of $sent datagrams reached a UDP socket"
