@@ -42,7 +42,10 @@ use crate::{
         Transition, //
     },
     qp_io::QpIo,
-    queue::Queue,
+    queue::{
+        ProducerIndex,
+        Queue, //
+    },
     queue_index::QueueType,
     rdma::{
         bindings,
@@ -190,7 +193,10 @@ struct Sq {
     max_inline: u32,
 }
 
-/// A receive queue's sizes, as granted (none with a shared receive queue).
+/// A receive queue's sizes, as granted (zeros with a shared receive queue,
+/// which leaves the QP none: not an `Option`, whose tag would cost the QP
+/// 8 bytes it does not have, see the size check below).
+#[derive(Default)]
 struct Rq {
     max_wr: u32,
     max_sge: u32,
@@ -228,11 +234,14 @@ pub(crate) struct Qp {
     /// Shared receive queue, if any.
     srq: Option<Arc<Srq>>,
     sq: Sq,
-    rq: Option<Rq>,
+    rq: Rq,
     /// The send queue: work requests the requester processes and the
     /// completer retires.
     #[pin]
     sq_queue: SpinLockIrq<Queue>,
+    /// The send queue's producer index, for the requester's look for a
+    /// new WQE without the queue's lock.
+    sq_prod: ProducerIndex,
     /// The receive queue (none with a shared receive queue): the
     /// responder consumes it.
     #[pin]
@@ -389,6 +398,12 @@ impl Qp {
         self.sq.max_sge
     }
 
+    /// The send queue's producer index, read without its lock: whether a
+    /// WQE follows an index the requester holds.
+    pub(crate) fn sq_producer(&self) -> u32 {
+        self.sq_prod.get(self.sq.max_wr)
+    }
+
     /// The send queue index after `index`.
     pub(crate) fn sq_next(&self, index: u32) -> u32 {
         self.sq_queue.lock().next_index(index)
@@ -473,7 +488,7 @@ impl Qp {
         if let Some(srq) = &self.srq {
             return srq.take_wqe().ok().flatten();
         }
-        let max_sge = self.rq.as_ref().map_or(0, |rq| rq.max_sge);
+        let max_sge = self.rq.max_sge;
         let mut g = self.rq_queue.lock();
         let q = (*g).as_mut()?;
         let index = q.head(QueueType::FromClient)?;
@@ -794,7 +809,7 @@ impl Qp {
                 index: 0,
             });
         };
-        let max_sge = self.rq.as_ref().map_or(0, |rq| rq.max_sge);
+        let max_sge = self.rq.max_sge;
         for (index, wr) in wrs.enumerate() {
             Self::post_one_recv(q, &wr, max_sge).map_err(|err| PostError { err, index })?;
         }
@@ -966,6 +981,7 @@ fn create(
         sizes.wqe_size as usize,
         QueueType::FromClient,
     )?;
+    let sq_prod = sq_queue.producer_index();
     let sq = Sq {
         max_wr: sq_queue.capacity(),
         max_sge: sizes.max_sge,
@@ -981,7 +997,7 @@ fn create(
             QueueType::FromClient,
         )?)
     };
-    let rq = rq_queue.as_ref().map(|q| Rq {
+    let rq = rq_queue.as_ref().map_or_else(Rq::default, |q| Rq {
         max_wr: q.capacity(),
         max_sge: req.cap.max_recv_sge,
     });
@@ -1038,6 +1054,7 @@ fn create(
             sq,
             rq,
             sq_queue <- new_spinlock_irq!(sq_queue, "rxe_qp_sq"),
+            sq_prod,
             rq_queue <- new_spinlock_irq!(rq_queue, "rxe_qp_rq"),
             mappings <- new_spinlock!(mappings, "rxe_qp_mappings"),
             attrs <- new_spinlock_irq!(QpAttrs::new(gsi_port), "rxe_qp_attrs"),
@@ -1071,8 +1088,8 @@ fn create(
     init.cap.max_send_wr = qp.sq.max_wr;
     init.cap.max_send_sge = qp.sq.max_sge;
     init.cap.max_inline_data = qp.sq.max_inline;
-    if let Some(rq) = &qp.rq {
-        init.cap.max_recv_wr = rq.max_wr;
+    if !qp.has_srq() {
+        init.cap.max_recv_wr = qp.rq.max_wr;
     }
     // Last, as nothing can fail after it: the socket holds a reference on
     // the QP, which only destroy gives back.
@@ -1291,9 +1308,9 @@ fn query(qp: &Qp, attr: &mut QpAttr, init: &mut QpInitAttr) {
         cap.max_send_wr = qp.sq.max_wr;
         cap.max_send_sge = qp.sq.max_sge;
         cap.max_inline_data = qp.sq.max_inline;
-        if let Some(rq) = &qp.rq {
-            cap.max_recv_wr = rq.max_wr;
-            cap.max_recv_sge = rq.max_sge;
+        if !qp.has_srq() {
+            cap.max_recv_wr = qp.rq.max_wr;
+            cap.max_recv_sge = qp.rq.max_sge;
         }
     }
     init.sq_sig_type = if qp.sq_sig_all {

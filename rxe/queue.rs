@@ -79,6 +79,30 @@ use kernel::{
     },
 };
 
+/// The producer index of a queue the driver consumes, read without the
+/// queue's lock: the word in the shared header, loaded with acquire as
+/// [`Queue::producer`] does for [`QueueType::FromClient`] (the client, or
+/// a kernel ULP's `post_send` under the lock, stores it with release after
+/// the element). For a consumer that only asks whether an element follows
+/// an index it holds itself, as the C driver's requester reads the index
+/// without a lock.
+/// The index mask is the queue's [`Queue::capacity`], which its owner
+/// keeps anyway (the mask in the shared header is user space's to
+/// overwrite).
+pub(crate) struct ProducerIndex {
+    buf: Arc<QueueBuf>,
+}
+
+impl ProducerIndex {
+    /// The producer index (`queue_get_producer` for `FromClient`) of the
+    /// queue of capacity `capacity`.
+    #[inline]
+    pub(crate) fn get(&self, capacity: u32) -> u32 {
+        // The offset is a constant inside the header: the load cannot fail.
+        self.buf.load_acquire(PRODUCER_OFFSET).unwrap_or(0) & capacity
+    }
+}
+
 /// A queue shared between the driver and a client.
 pub(crate) struct Queue {
     buf: Arc<QueueBuf>,
@@ -116,6 +140,14 @@ impl Queue {
     /// The element size it was created with.
     pub(crate) fn elem_size(&self) -> usize {
         self.layout.elem_size
+    }
+
+    /// Its producer index, readable without the queue's lock (a
+    /// [`QueueType::FromClient`] queue's, which is never resized).
+    pub(crate) fn producer_index(&self) -> ProducerIndex {
+        ProducerIndex {
+            buf: self.buf.clone(),
+        }
     }
 
     /// Offers the buffer to the user process of `ctx` for `mmap()` (see the

@@ -159,10 +159,11 @@ struct SendSide {
     /// The retransmission and RNR NAK timers.
     timer: Timer,
     /// Where the requester and the completer copy a send WQE to: two of
-    /// the queue's elements, the requester's then the completer's, sized
-    /// at the first call ([`size_wqe_buf`]) and kept, so that a packet
-    /// allocates nothing.
-    wqe_buf: KVec<u8>,
+    /// the queue's elements, the requester's then the completer's,
+    /// allocated at the first call ([`new_wqe_buf`]) and kept, so that a
+    /// packet allocates nothing. A boxed slice, not a vector: the QP has
+    /// no room for a capacity it would never use (rxe/qp.rs).
+    wqe_buf: Option<KBox<[u8]>>,
 }
 
 /// The receive WQE the responder fills: what its completion needs and its
@@ -216,7 +217,7 @@ impl Rc {
                     comp_timeout: false,
                     fresh: true,
                     timer: Timer::new(),
-                    wqe_buf: KVec::new(),
+                    wqe_buf: None,
                 },
                 "rxe_rc_send"
             ),
@@ -325,14 +326,15 @@ fn fetch(qp: &Qp, at: Option<u32>, buf: &mut [u8]) -> Result<Fetched> {
     })
 }
 
-/// Sizes the send side's WQE buffer for two of the send queue's elements
-/// ([`SendSide::wqe_buf`]), outside the queue's lock (the allocation may
-/// sleep): once for a QP, the element size being fixed at creation.
-fn size_wqe_buf(qp: &Qp, buf: &mut KVec<u8>) -> Result {
+/// The send side's WQE buffer, for two of the send queue's elements
+/// ([`SendSide::wqe_buf`]), allocated outside the queue's lock (the
+/// allocation may sleep): once for a QP, the element size being fixed at
+/// creation.
+fn new_wqe_buf(qp: &Qp) -> Result<KBox<[u8]>> {
     let size = qp.sq_queue().lock().elem_size();
-    buf.clear();
-    buf.resize(2 * size, 0, GFP_KERNEL)?;
-    Ok(())
+    let buf = KBox::pin_slice(|_| Ok::<u8, Error>(0), 2 * size, GFP_KERNEL)?;
+    // Bytes do not mind being moved.
+    Ok(Pin::into_inner(buf))
 }
 
 /// The state of the send queue's oldest WQE, read in place; `None` if the
@@ -378,10 +380,13 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
         return Step::Done;
     };
     let mut s = qp.rc().send.lock();
-    if s.wqe_buf.is_empty() && size_wqe_buf(qp, &mut s.wqe_buf).is_err() {
-        // Nothing can be copied out: as for a queue that looks empty, the
-        // next post or response runs the task again.
-        return Step::Done;
+    if s.wqe_buf.is_none() {
+        match new_wqe_buf(qp) {
+            Ok(b) => s.wqe_buf = Some(b),
+            // Nothing can be copied out: as for a queue that looks empty,
+            // the next post or response runs the task again.
+            Err(_) => return Step::Done,
+        }
     }
     // The deadlines that passed. Those this call sets count from the tick
     // count read where each is set (rxe/rc_timer.rs).
@@ -397,7 +402,9 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
     }
     // Out of the locked state for the call, beside it (`requester` and
     // `completer` take both), and back at the end.
-    let mut buf = core::mem::take(&mut s.wqe_buf);
+    let Some(mut buf) = s.wqe_buf.take() else {
+        return Step::Done;
+    };
     let half = buf.len() / 2;
     let (req_buf, comp_buf) = buf.split_at_mut(half);
     let mut mrs = MrCache::default();
@@ -457,7 +464,7 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
             step = Step::More;
         }
     }
-    put_back(&mut s.wqe_buf, buf);
+    s.wqe_buf = Some(buf);
     s.timer.arm(qp);
     step
 }
@@ -510,16 +517,6 @@ fn settle_retry_timer(
     } else if req_psn == comp_psn {
         s.timer.deadlines().all_acked();
     }
-}
-
-/// Puts a buffer taken out of the send side for a call back in its `slot`,
-/// which `core::mem::take` left empty. Dropping the empty vector instead
-/// would still call the allocator (`krealloc(NULL, 0)`).
-fn put_back(slot: &mut KVec<u8>, buf: KVec<u8>) {
-    let empty = core::mem::replace(slot, buf);
-    // A vector `take` left owns no memory: nothing to free.
-    debug_assert_eq!(empty.capacity(), 0);
-    core::mem::forget(empty);
 }
 
 /// Requester and completer steps (a packet sent, a response taken) the send
@@ -576,6 +573,15 @@ fn requester(
         // in one step).
         ReqAt::Continuing { index, next } => (false, index, next),
         _ => {
+            // At a WQE index of its own that the producer has not passed,
+            // nothing was posted since: a look at the producer index is
+            // enough, without the queue's lock (in SQD, the consumer's
+            // index is wanted too, below).
+            if let Some(at) = s.req.index() {
+                if state != QpState::Sqd && qp.sq_producer() == at {
+                    return Step::Done;
+                }
+            }
             // The indices and the WQE in one hold of the queue's lock.
             let Ok(f) = fetch(qp, s.req.index(), buf) else {
                 return Step::Done;

@@ -7,7 +7,9 @@
 # the guest spent busy during it (/proc/stat, in USER_HZ ticks: user,
 # system, softirq; <set>.cpu), its interrupts, context switches and network
 # softirqs (<set>.sched; the interrupts by source in <set>.irqs), and
-# rxe0's hw_counters after the transfer, in $RUN/<role>/prof/<set>.*.
+# rxe0's hw_counters after the transfer, and the neighbour table before
+# and after it (<set>.neigh), in $RUN/<role>/prof/<set>.*. PROF_SETS
+# changes the sets and their order ("c rust" by default).
 # With PROF_LOOPBACK=1 both ends run on guest a (client to its own
 # address, as the benchmark's loopback row) and guest b only keeps step.
 # PROF_OP=cmtime profiles cmtime -c PROF_ITERS (server on a, client on b)
@@ -53,7 +55,7 @@ tb_request() {
 }
 cd /tmp || exit 1
 say() { echo "[$(date +%T)] $*"; }
-for SET in c rust; do
+for SET in ${PROF_SETS:-c rust}; do
 	barrier "set.$SET" 120 >/dev/null || exit 1
 	bench_use_set $SET || { say "set $SET not up"; exit 1; }
 	barrier "up.$SET" 120 >/dev/null || exit 1
@@ -67,6 +69,7 @@ for SET in c rust; do
 		ppid=$!
 		sleep 1
 	fi
+	{ echo "before:"; ip neigh show; } >"$OUT/$SET.neigh"
 	t0=$(cpu_ticks) c0=$(sched_counts)
 	irq_counts >/tmp/irqs.0
 	if [ -n "$LOOPBACK" ] && [ "$OP" != cmtime ]; then
@@ -103,6 +106,7 @@ for SET in c rust; do
 		notify "done.$SET"
 	fi
 	t1=$(cpu_ticks) c1=$(sched_counts)
+	{ echo "after:"; ip neigh show; } >>"$OUT/$SET.neigh"
 	if [ -n "$TB" ]; then
 		tb_request "$SET" dump || exit 1
 		cp "$TB/$SET.tb" "$OUT/$SET.tb"
