@@ -482,7 +482,10 @@ fn completer_idle(qp: &Qp, s: &mut SendSide) -> bool {
     if s.comp_timeout || s.comp.timeout_retry || qp.io().resp_queued() {
         return false;
     }
-    if matches!(head_state(qp), Some(WqeState::Done | WqeState::Error)) {
+    // A done or failed WQE at the head is one the requester finished (the
+    // completer's own are retired in its run): an RC QP that only sends
+    // over the wire never needs the queue's lock for this look.
+    if s.flags.finished_own && matches!(head_state(qp), Some(WqeState::Done | WqeState::Error)) {
         return false;
     }
     let (state, req_psn, comp_psn, timeout_jiffies) =
@@ -626,6 +629,7 @@ fn requester(
     let fail = |s: &mut SendSide, w: &mut SendWqeBytes<'_>, status: WcStatus| {
         w.set_status(status);
         w.set_state(WqeState::Error);
+        s.flags.finished_own = true;
         s.req = ReqAt::Wqe(next);
     };
     let p = match step {
@@ -744,6 +748,9 @@ fn requester(
     }
     let a = after_send(t, &view, &p, q.mtu);
     w.store_after_send(&a, p.took_rd_atomic);
+    if a.state == WqeState::Done {
+        s.flags.finished_own = true;
+    }
     if p.mask.intersects(crate::wire::opcode::Mask::FLUSH) {
         // A flush carries nothing and leaves nothing (oA19-2): the
         // completer expects no more data for it.
@@ -794,6 +801,7 @@ fn local_op(qp: &Arc<Qp>, s: &mut SendSide, index: u32, next: u32, buf: &mut [u8
         return Step::Done;
     };
     s.req = ReqAt::Wqe(next);
+    s.flags.finished_own = true;
     match r {
         Ok(()) => {
             w.set_status(WcStatus::Success);

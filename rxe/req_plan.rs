@@ -95,6 +95,12 @@ pub(crate) struct ReqFlags {
     pub(crate) noack_pkts: u32,
     /// The completer unblocked the requester: run the send task again.
     pub(crate) again: bool,
+    /// The requester has itself finished or failed a WQE since the last
+    /// reset (a local operation, a UC message, an error): only then can
+    /// the head of the send queue be a WQE done that the completer has not
+    /// seen, so only then does the send task's idle look read its state.
+    /// Here, not beside the send side's other state: in a padding byte.
+    pub(crate) finished_own: bool,
 }
 
 /// Bytes of payload a packet of a QP of type `t` may carry: the path MTU
