@@ -353,8 +353,8 @@ for ROUND in $(seq "$BENCH_ROUNDS"); do
 			fi
 			SUFFIX=_q4 bw send 65536 200 -q 4
 			for t in send write read; do
-				lat "$t" 2 200
-				lat "$t" 4096 100
+				lat "$t" 2 1000
+				lat "$t" 4096 500
 			done
 			cm_setup 100
 			loopback
