@@ -86,6 +86,7 @@ use kernel::{
 /// the element). For a consumer that only asks whether an element follows
 /// an index it holds itself, as the C driver's requester reads the index
 /// without a lock.
+///
 /// The index mask is the queue's [`Queue::capacity`], which its owner
 /// keeps anyway (the mask in the shared header is user space's to
 /// overwrite).
