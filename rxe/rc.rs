@@ -179,6 +179,15 @@ struct RecvSide {
     ctx: RdmaCtx,
     slots: KVec<ReplayRes>,
     head: usize,
+    /// What the responder's environment ([`RespQp`]) works on, apart from
+    /// the state [`resp_check::run`] borrows.
+    io: RespIo,
+    /// A fresh state is due (after a reset).
+    fresh: bool,
+}
+
+/// The request, receive WQE and memory the responder is at.
+struct RespIo {
     /// The request being answered, taken from the QP's queue.
     cur: Option<RecvPkt>,
     /// The receive WQE being filled.
@@ -191,8 +200,6 @@ struct RecvSide {
     list: KVec<u8>,
     /// The memory the current RDMA request resolved to.
     mr: Option<copy::RemoteMr>,
-    /// A fresh state is due (after a reset).
-    fresh: bool,
 }
 
 /// A connected QP's transport state.
@@ -227,10 +234,12 @@ impl Rc {
                     ctx: RdmaCtx::default(),
                     slots: KVec::new(),
                     head: 0,
-                    cur: None,
-                    wqe: None,
-                    list: KVec::new(),
-                    mr: None,
+                    io: RespIo {
+                        cur: None,
+                        wqe: None,
+                        list: KVec::new(),
+                        mr: None,
+                    },
                     fresh: true,
                 },
                 "rxe_rc_recv"
@@ -252,9 +261,9 @@ impl Rc {
             s.timer.stop();
         }
         let mut r = self.recv.lock();
-        r.cur = None;
-        r.wqe = None;
-        r.mr = None;
+        r.io.cur = None;
+        r.io.wqe = None;
+        r.io.mr = None;
         r.fresh = true;
     }
 
@@ -274,7 +283,7 @@ impl Rc {
     /// whose destroy waits for it: kept, it would stall that destroy for
     /// good (a process's exit destroying its QPs one after the other).
     pub(crate) fn drop_request(&self) {
-        let held = self.recv.lock().cur.take();
+        let held = self.recv.lock().io.cur.take();
         drop(held);
     }
 }
@@ -1259,7 +1268,7 @@ struct RespQp<'a> {
     dev: &'a Device<Rxe>,
     rxe: &'a RxeDev,
     qp: &'a Arc<Qp>,
-    r: &'a mut RecvSide,
+    r: &'a mut RespIo,
     /// The task call's last region (see [`MrCache`]).
     mrs: &'a mut MrCache,
 }
@@ -1476,7 +1485,7 @@ impl RespEnv for RespQp<'_> {
             .map_err(|_| ())
     }
 
-    fn complete(&mut self, status: WcStatus) -> Result<(), ()> {
+    fn complete(&mut self, status: WcStatus, write_len: u32) -> Result<(), ()> {
         let Some(CurRecv { wr_id, dma }) = self.r.wqe.take() else {
             return Ok(());
         };
@@ -1493,7 +1502,7 @@ impl RespEnv for RespQp<'_> {
         };
         if status == WcStatus::Success {
             self.rxe.count(params::CNT_RDMA_RECV);
-            let (opcode, len) = resp_check::recv_wc(mask, self.r.ctx.length, dma.length, dma.resid);
+            let (opcode, len) = resp_check::recv_wc(mask, write_len, dma.length, dma.resid);
             c.opcode = opcode;
             c.byte_len = len;
             c.wc_flags = bindings::ib_wc_flags_IB_WC_GRH;
@@ -1618,34 +1627,30 @@ pub(crate) fn receiver(qp: &Arc<Qp>) -> Step {
             r.fresh = false;
         }
         r.info.psn = rq_psn;
-        // The resources and the rest of the state are borrowed separately.
-        let mut slots = core::mem::take(&mut r.slots);
-        let mut head = r.head;
-        let mut info = r.info;
-        let mut ctx = r.ctx;
-        again = {
-            let mut env = RespQp {
-                dev: &dev,
-                rxe: &rxe,
-                qp,
-                r: &mut r,
-                mrs: &mut mrs,
-            };
-            let mut resp = Responder {
-                info: &mut info,
-                ctx: &mut ctx,
-                res: Resources::new(&mut slots, &mut head),
-            };
-            resp_check::run(&mut env, &cfg, &mut resp)
+        // The environment and the state `run` changes are disjoint
+        // fields, borrowed in place.
+        let RecvSide {
+            info,
+            ctx,
+            slots,
+            head,
+            io,
+            ..
+        } = &mut *r;
+        let mut env = RespQp {
+            dev: &dev,
+            rxe: &rxe,
+            qp,
+            r: io,
+            mrs: &mut mrs,
         };
-        // Put back over the empty vector `take` left, which is forgotten,
-        // not dropped: it owns nothing, and its drop is a call (to the
-        // allocator's `free`) for every packet.
-        core::mem::forget(core::mem::replace(&mut r.slots, slots));
-        r.head = head;
-        r.info = info;
-        r.ctx = ctx;
-        done_psn = Some(info.psn);
+        let mut resp = Responder {
+            info,
+            ctx,
+            res: Resources::new(slots, head),
+        };
+        again = resp_check::run(&mut env, &cfg, &mut resp);
+        done_psn = Some(r.info.psn);
         if !again {
             break;
         }

@@ -1082,8 +1082,9 @@ pub(crate) trait RespEnv {
     fn flush(&mut self, iova: u64, len: u32, flush_type: u8, whole_mr: bool) -> Result<(), ()>;
     /// Posts the receive completion with `status` and releases the
     /// receive WQE (nothing without one); `Err` when the completion queue
-    /// overflowed.
-    fn complete(&mut self, status: WcStatus) -> Result<(), ()>;
+    /// overflowed. `write_len` is the length of the RDMA write the request
+    /// belongs to (`qp->resp.length`), a write with immediate's byte count.
+    fn complete(&mut self, status: WcStatus, write_len: u32) -> Result<(), ()>;
     /// Whether the QP moved to the error state meanwhile.
     fn in_error(&self) -> bool;
     /// Sends an acknowledgement with the MSN `msn`; `orig` is an atomic
@@ -1122,8 +1123,10 @@ pub(crate) fn run<E: RespEnv>(env: &mut E, cfg: &RespCfg, r: &mut Responder<'_>)
     // Every path through the states is finite; the bound only guards a
     // mistake from looping in softirq-free but still shared context.
     for _ in 0..64 {
-        state = match (state, pkt) {
-            (RespState::GetReq, _) => match env.peek_req() {
+        // Matched on the state alone: the request is borrowed, not copied
+        // into a tuple at every state.
+        state = match state {
+            RespState::GetReq => match env.peek_req() {
                 None => RespState::Exit,
                 Some(p) => {
                     pkt = Some(p);
@@ -1134,19 +1137,19 @@ pub(crate) fn run<E: RespEnv>(env: &mut E, cfg: &RespCfg, r: &mut Responder<'_>)
                     }
                 }
             },
-            (RespState::Done, _) | (RespState::Exit, _) => {
+            RespState::Done | RespState::Exit => {
                 if r.info.goto_error {
                     RespState::Error
                 } else {
                     return state == RespState::Done;
                 }
             }
-            (RespState::Error, _) => {
+            RespState::Error => {
                 r.info.goto_error = false;
                 env.qp_error();
                 return false;
             }
-            (RespState::Cleanup, _) => {
+            RespState::Cleanup => {
                 if pkt.is_some() {
                     env.release_req();
                 } else {
@@ -1154,9 +1157,11 @@ pub(crate) fn run<E: RespEnv>(env: &mut E, cfg: &RespCfg, r: &mut Responder<'_>)
                 }
                 RespState::Done
             }
-            (s, Some(p)) => step(env, cfg, r, s, &p),
-            // Every other state has a packet.
-            (_, None) => RespState::Exit,
+            s => match &pkt {
+                Some(p) => step(env, cfg, r, s, p),
+                // Every other state has a packet.
+                None => RespState::Exit,
+            },
         };
     }
     r.info.goto_error = false;
@@ -1276,7 +1281,7 @@ fn step<E: RespEnv>(
             // window: its responder, like this one, runs in a workqueue
             // the woken consumer can preempt or overtake.
             let was_in_error = env.in_error();
-            if env.complete(r.info.status).is_err() {
+            if env.complete(r.info.status, r.ctx.length).is_err() {
                 return ErrCqOverflow;
             }
             if was_in_error {

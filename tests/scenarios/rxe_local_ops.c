@@ -11,6 +11,10 @@
  *     WRITE (ibv_wr_atomic_write) of 8 bytes, FLUSH (global visibility,
  *     range) of a region registered with IBV_ACCESS_FLUSH_GLOBAL: all
  *     succeed; the server then finds the data in its memory;
+ *  2b. client: an RDMA WRITE WITH IMMEDIATE of 100 bytes (one packet)
+ *     after the 128-byte write: the server's receive completion is
+ *     IBV_WC_RECV_RDMA_WITH_IMM with byte_len 100 (this write's length,
+ *     not the one before) and the immediate;
  *  3. server: IBV_WR_LOCAL_INV of the type 2 window's rkey succeeds;
  *     client: an RDMA WRITE with that rkey completes with
  *     IBV_WC_REM_ACCESS_ERR;
@@ -27,6 +31,8 @@
  * Usage: rxe_local_ops DEV GID_INDEX server|client PEER_IP
  */
 #include "verbs_common.h"
+
+#include <endian.h>
 
 #define PORT 18640
 #define NQP 2
@@ -254,10 +260,28 @@ static void server(int s)
 	k.nbuf = (uintptr_t)nbuf;
 	k.tmr_rkey = tmr->rkey;
 	k.nmr_rkey = nmr->rkey;
+	/* 2b's receive: a write with immediate takes one, and no bytes. */
+	struct ibv_recv_wr rwr = { .wr_id = 20 }, *rbad;
+
+	if (ibv_post_recv(qp[0], &rwr, &rbad))
+		die("post_recv: %s", strerror(errno));
 	xfer(s, &k, sizeof(k), 1);
 
 	/* 2. The client's accesses. */
 	xfer(s, &c, 1, 0);
+	struct ibv_wc wc = poll_one(cq, 20, "write with immediate");
+
+	printf("write with immediate: wr_id %llu %s opcode %d byte_len %u imm %#x\n",
+	       (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status),
+	       (int)wc.opcode, wc.byte_len, be32toh(wc.imm_data));
+	if (wc.wr_id != 20 || wc.status != IBV_WC_SUCCESS ||
+	    wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || wc.byte_len != 100 ||
+	    !(wc.wc_flags & IBV_WC_WITH_IMM) || be32toh(wc.imm_data) != 0x5a5a0001) {
+		printf("FAIL write with immediate: wanted wr_id 20 success opcode %d byte_len 100 imm 0x5a5a0001\n",
+		       IBV_WC_RECV_RDMA_WITH_IMM);
+		fail = 1;
+	}
+	check(tbuf + 3072, 100, 3, "write with immediate");
 	check(tbuf + 64, 256, 1, "write through the type 2 window");
 	check(tbuf + 1032, 128, 2, "write through the type 1 window");
 	memcpy(&got, tbuf + 2048, 8);
@@ -310,6 +334,18 @@ static void client(int s)
 	rdma(qp[0], 12, IBV_WR_RDMA_WRITE, mr, lbuf, 128, k.tbuf + 1032,
 	     k.mw1_rkey, "write type 1");
 	expect(12, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, "write type 1");
+
+	/* 2b. */
+	fill(lbuf, 100, 3);
+	struct ibv_sge isge = { (uintptr_t)lbuf, 100, mr->lkey };
+	struct ibv_send_wr iwr = {
+		.wr_id = 18, .sg_list = &isge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.send_flags = IBV_SEND_SIGNALED, .imm_data = htobe32(0x5a5a0001),
+		.wr.rdma = { .remote_addr = k.tbuf + 3072, .rkey = k.tmr_rkey },
+	};
+	post(qp[0], &iwr, "write with immediate");
+	expect(18, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, "write with immediate");
 
 	ibv_wr_start(x);
 	x->wr_id = 13;

@@ -1,5 +1,6 @@
 # Local operations (BIND_MW of a type 2 window through the send queue,
-# ibv_bind_mw of a type 1 window, LOCAL_INV), ATOMIC WRITE and FLUSH between
+# ibv_bind_mw of a type 1 window, LOCAL_INV), ATOMIC WRITE, FLUSH and an RDMA
+# WRITE WITH IMMEDIATE (its receive completion's length and immediate) between
 # the guests, each way (tests/scenarios/rxe_local_ops.c): data compared
 # through the windows, a remote access error after the invalidation and for
 # a FLUSH of a region registered without IBV_ACCESS_FLUSH_GLOBAL.

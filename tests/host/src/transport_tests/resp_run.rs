@@ -45,6 +45,8 @@ struct Mock {
     err_on_complete: bool,
     ev: Vec<Ev>,
     atomic_val: u64,
+    /// The write length the last completion was given.
+    write_len: Option<u32>,
 }
 
 impl RespEnv for Mock {
@@ -118,7 +120,8 @@ impl RespEnv for Mock {
     fn flush(&mut self, _iova: u64, _len: u32, _t: u8, _w: bool) -> Result<(), ()> {
         Ok(())
     }
-    fn complete(&mut self, status: WcStatus) -> Result<(), ()> {
+    fn complete(&mut self, status: WcStatus, write_len: u32) -> Result<(), ()> {
+        self.write_len = Some(write_len);
         if self.cq_full {
             return Err(());
         }
@@ -339,6 +342,37 @@ fn write_then_write_with_immediate() {
         b.drain(),
         [Ev::Ack(RC_ACKNOWLEDGE, ACK_UNLIMITED, 2, 2), Ev::Release]
     );
+}
+
+#[test]
+fn write_only_with_immediate_completes_with_its_own_length() {
+    let mut b = Bench::new(Rc, 0);
+    b.m.recv_wqes = 1;
+    let p = b.push(RC_RDMA_WRITE_ONLY, 0, 128);
+    p.reth = Some(Reth {
+        va: 0x1000,
+        rkey: 0x77,
+        len: 128,
+    });
+    b.drain();
+    assert_eq!(b.m.write_len, None);
+    let p = b.push(RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 1, 100);
+    p.reth = Some(Reth {
+        va: 0x2000,
+        rkey: 0x77,
+        len: 100,
+    });
+    assert_eq!(
+        b.drain(),
+        [
+            Ev::Write(0x2000),
+            Ev::Complete(WcStatus::Success),
+            Ev::Ack(RC_ACKNOWLEDGE, ACK_UNLIMITED, 1, 2),
+            Ev::Release
+        ]
+    );
+    // The length of the request the completion ends, set by its own RETH.
+    assert_eq!(b.m.write_len, Some(100));
 }
 
 #[test]

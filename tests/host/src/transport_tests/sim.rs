@@ -370,7 +370,7 @@ impl RespEnv for Receiver {
     fn flush(&mut self, _i: u64, _l: u32, _t: u8, _w: bool) -> Result<(), ()> {
         Ok(())
     }
-    fn complete(&mut self, status: WcStatus) -> Result<(), ()> {
+    fn complete(&mut self, status: WcStatus, _write_len: u32) -> Result<(), ()> {
         assert_eq!(status, WcStatus::Success);
         if self.held {
             self.held = false;
