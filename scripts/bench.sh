@@ -57,7 +57,7 @@ krel=$(ls "$KB/modinst/lib/modules")
 	echo "QEMU: $(qemu-system-x86_64 --version | head -n1), TCG, 1 vCPU and 2 GiB per guest"
 	echo "link: $link (a TCP connection on 127.0.0.1$([ "$link" = nodelay ] && echo ', TCP_NODELAY on both ends' || echo ", QEMU's listen=/connect=, Nagle on"))"
 	echo "guest kernel: $krel (bench config, $KB)"
-	echo "kernel build: $(grep -m1 '^CONFIG_CC_VERSION_TEXT=' "$KB/.config" | cut -d'"' -f2); $(grep -o '^CONFIG_CC_OPTIMIZE_FOR_[A-Z]*=y\|^CONFIG_RUST_INLINE_HELPERS=y' "$KB/.config" | tr '\n' ' ')"
+	echo "kernel build: $(grep -m1 '^CONFIG_CC_VERSION_TEXT=' "$KB/.config" | cut -d'"' -f2); $(grep -o '^CONFIG_CC_OPTIMIZE_FOR_[A-Z]*=y\|^CONFIG_RUST_INLINE_HELPERS=y\|^CONFIG_CRC_OPTIMIZATIONS=y' "$KB/.config" | tr '\n' ' ')"
 	echo "rounds: $rounds; sets alternate c, rust, cm (C rxe over this ib_cm: cmtime only) in the same two guests, each round starting one set further"
 	echo "commit: $(git -C "$RRXE_REPO" describe --always --dirty 2>/dev/null)"
 	echo "note: figures are TCG-emulated; only the rust/C ratios carry over"
