@@ -192,6 +192,21 @@ impl Bench {
         }
     }
 
+    /// A request with a RETH for `len` bytes at `va` with `rkey`.
+    fn push_rdma(
+        &mut self,
+        opcode: u8,
+        psn: u32,
+        payload: u32,
+        va: u64,
+        rkey: u32,
+        len: u32,
+    ) -> &mut ReqPkt {
+        let p = self.push(opcode, psn, payload);
+        p.reth = Some(Reth { va, rkey, len });
+        p
+    }
+
     fn push(&mut self, opcode: u8, psn: u32, payload: u32) -> &mut ReqPkt {
         self.m.reqs.push_back(ReqPkt {
             psn,
@@ -311,12 +326,7 @@ fn out_of_sequence_and_duplicates() {
 fn write_then_write_with_immediate() {
     let mut b = Bench::new(Rc, 0);
     b.m.recv_wqes = 1;
-    let p = b.push(RC_RDMA_WRITE_FIRST, 0, 256);
-    p.reth = Some(Reth {
-        va: 0x1000,
-        rkey: 0x77,
-        len: 300,
-    });
+    let p = b.push_rdma(RC_RDMA_WRITE_FIRST, 0, 256, 0x1000, 0x77, 300);
     p.ack_req = false;
     b.push(RC_RDMA_WRITE_LAST_WITH_IMMEDIATE, 1, 44);
     assert_eq!(
@@ -348,20 +358,10 @@ fn write_then_write_with_immediate() {
 fn write_only_with_immediate_completes_with_its_own_length() {
     let mut b = Bench::new(Rc, 0);
     b.m.recv_wqes = 1;
-    let p = b.push(RC_RDMA_WRITE_ONLY, 0, 128);
-    p.reth = Some(Reth {
-        va: 0x1000,
-        rkey: 0x77,
-        len: 128,
-    });
+    b.push_rdma(RC_RDMA_WRITE_ONLY, 0, 128, 0x1000, 0x77, 128);
     b.drain();
     assert_eq!(b.m.write_len, None);
-    let p = b.push(RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 1, 100);
-    p.reth = Some(Reth {
-        va: 0x2000,
-        rkey: 0x77,
-        len: 100,
-    });
+    b.push_rdma(RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 1, 100, 0x2000, 0x77, 100);
     assert_eq!(
         b.drain(),
         [
