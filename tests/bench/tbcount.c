@@ -17,7 +17,9 @@
  * since the reset, the address in hexadecimal), then
  * creates DIR/done.NAME.
  * tests/bench/tb-report.py turns a dump into instructions per symbol with
- * the guest's /proc/kallsyms.
+ * the guest's /proc/kallsyms. With TBCOUNT_PAGES=1 in QEMU's environment
+ * a dump also writes DIR/NAME.pg, the software-TLB fills by guest page
+ * (see "struct page" below; tests/bench/pg-report.py sums them).
  *
  * A block is counted whole when it starts (an interrupt or fault in its
  * middle overcounts by the rest of it, rare). Blocks translated again at
@@ -61,6 +63,17 @@ extern char *qemu_plugin_insn_disas(const struct qemu_plugin_insn *insn);
 extern uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
 extern size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 extern void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, udata_cb cb, void *userdata);
+typedef void (*vcpu_udata_cb)(unsigned int vcpu, void *userdata);
+typedef void (*vcpu_mem_cb)(unsigned int vcpu, uint32_t meminfo, uint64_t vaddr, void *userdata);
+enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS };
+extern void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, vcpu_udata_cb cb,
+						 enum qemu_plugin_cb_flags flags, void *userdata);
+extern void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
+						   vcpu_udata_cb cb,
+						   enum qemu_plugin_cb_flags flags, void *userdata);
+extern void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, vcpu_mem_cb cb,
+					     enum qemu_plugin_cb_flags flags,
+					     enum qemu_plugin_mem_rw rw, void *userdata);
 
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 
@@ -176,6 +189,126 @@ static struct block *lookup(uint64_t addr)
 	return &overflow;
 }
 
+/*
+ * With TBCOUNT_PAGES=1 in QEMU's environment, the plugin also counts the
+ * guest pages touched between two writes of CR3. QEMU's x86 TCG flushes
+ * its whole software TLB (and the virtual-address block cache) at every
+ * CR3 write, so the first touch of a page after one is a TLB fill (a page
+ * table walk in a helper): these counts are the fills a page cost, by
+ * code (a block started there) and data (a load or store there), a lower
+ * bound that ignores the TLB's capacity. Every access becomes a call into
+ * the plugin: the guest runs several times slower; the counts stay exact.
+ */
+struct page {
+	uint64_t page;
+	uint64_t epoch;
+	uint64_t code;
+	uint64_t data;
+};
+
+#define PAGE_BITS 20
+#define PAGE_TABLE_SIZE (1u << PAGE_BITS)
+static struct page *pages;
+static size_t pages_used;
+static uint64_t epoch = 1, epochs;
+static struct page page_overflow;
+
+static struct page *page_lookup(uint64_t page)
+{
+	uint64_t h = (page * 0x9e3779b97f4a7c15ull) >> (64 - PAGE_BITS);
+
+	for (;; h = (h + 1) & (PAGE_TABLE_SIZE - 1)) {
+		struct page *p = &pages[h];
+
+		if (p->epoch && p->page == page)
+			return p;
+		if (!p->epoch) {
+			if (pages_used * 10 > (size_t)PAGE_TABLE_SIZE * 9)
+				return &page_overflow;
+			p->page = page;
+			pages_used++;
+			return p;
+		}
+	}
+}
+
+/* Called by the one vCPU thread only (the guests have one vCPU each). */
+static void page_touch(uint64_t vaddr, int code)
+{
+	struct page *p;
+
+	pthread_mutex_lock(&table_lock);
+	p = page_lookup(vaddr >> 12);
+	if (p->epoch != epoch) {
+		p->epoch = epoch;
+		if (code)
+			p->code++;
+		else
+			p->data++;
+	}
+	pthread_mutex_unlock(&table_lock);
+}
+
+static void on_block(unsigned int vcpu, void *addr)
+{
+	(void)vcpu;
+	page_touch((uint64_t)(uintptr_t)addr, 1);
+}
+
+static void on_mem(unsigned int vcpu, uint32_t info, uint64_t vaddr, void *u)
+{
+	(void)vcpu;
+	(void)info;
+	(void)u;
+	page_touch(vaddr, 0);
+}
+
+static void on_cr3_write(unsigned int vcpu, void *u)
+{
+	(void)vcpu;
+	(void)u;
+	pthread_mutex_lock(&table_lock);
+	epoch++;
+	epochs++;
+	pthread_mutex_unlock(&table_lock);
+}
+
+/* "mov %reg, %cr3" in either disassembler's spelling: CR3 is the target. */
+static int writes_cr3(const char *d)
+{
+	size_t n = strlen(d);
+
+	while (n && d[n - 1] == ' ')
+		n--;
+	return starts(d, "mov") && n >= 4 && !strncmp(d + n - 4, "%cr3", 4);
+}
+
+static void pages_trans(struct qemu_plugin_tb *tb, size_t n)
+{
+	uint64_t start = qemu_plugin_tb_vaddr(tb);
+
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS,
+					     (void *)(uintptr_t)start);
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		char *d = qemu_plugin_insn_disas(insn);
+		uint64_t at = qemu_plugin_insn_vaddr(insn);
+
+		/* A block that runs on into the next page touches it too. */
+		if ((at >> 12) != (start >> 12) && (i == 0 ||
+		    (qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i - 1)) >> 12) != (at >> 12)))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_block,
+							       QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)(uintptr_t)at);
+		qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
+						 QEMU_PLUGIN_MEM_RW, NULL);
+		if (d && writes_cr3(d))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_cr3_write,
+							       QEMU_PLUGIN_CB_NO_REGS, NULL);
+		free(d);
+	}
+}
+
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
@@ -196,6 +329,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		qemu_plugin_register_vcpu_mem_inline(qemu_plugin_tb_get_insn(tb, i),
 						     QEMU_PLUGIN_MEM_RW,
 						     QEMU_PLUGIN_INLINE_ADD_U64, &b->mems, 1);
+	if (pages)
+		pages_trans(tb, n);
 }
 
 static void reset(void)
@@ -208,6 +343,12 @@ static void reset(void)
 		table[i].trans = 0;
 	}
 	overflow.insns = overflow.execs = overflow.mems = overflow.trans = 0;
+	if (pages) {
+		for (size_t i = 0; i < PAGE_TABLE_SIZE; i++)
+			pages[i].code = pages[i].data = 0;
+		epochs = 0;
+		epoch++;
+	}
 	pthread_mutex_unlock(&table_lock);
 }
 
@@ -235,6 +376,31 @@ static void dump(const char *path)
 		fprintf(f, "overflow %llu %llu %llu %llu\n", (unsigned long long)overflow.insns,
 			(unsigned long long)overflow.execs, (unsigned long long)overflow.mems,
 			(unsigned long long)overflow.trans);
+	pthread_mutex_unlock(&table_lock);
+	fclose(f);
+	rename(tmp, path);
+}
+
+/* PATH: "epochs N" then "page code-fills data-fills" (hexadecimal page number). */
+static void dump_pages(const char *path)
+{
+	char tmp[1500];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	pthread_mutex_lock(&table_lock);
+	fprintf(f, "epochs %llu\n", (unsigned long long)epochs);
+	for (size_t i = 0; i < PAGE_TABLE_SIZE; i++)
+		if (pages[i].code || pages[i].data)
+			fprintf(f, "%013llx %llu %llu\n", (unsigned long long)pages[i].page,
+				(unsigned long long)pages[i].code,
+				(unsigned long long)pages[i].data);
+	if (page_overflow.code || page_overflow.data)
+		fprintf(f, "overflow %llu %llu\n", (unsigned long long)page_overflow.code,
+			(unsigned long long)page_overflow.data);
 	pthread_mutex_unlock(&table_lock);
 	fclose(f);
 	rename(tmp, path);
@@ -273,6 +439,10 @@ static void *watcher(void *arg)
 			} else if (!strncmp(what, "dump", 4)) {
 				snprintf(out, sizeof(out), "%s/%s.tb", dir, name);
 				dump(out);
+				if (pages) {
+					snprintf(out, sizeof(out), "%s/%s.pg", dir, name);
+					dump_pages(out);
+				}
 			} else {
 				continue;
 			}
@@ -315,6 +485,11 @@ qemu_plugin_install(qemu_plugin_id_t id, const void *info, int argc, char **argv
 	table = calloc(TABLE_SIZE, sizeof(*table));
 	if (!table)
 		return -1;
+	if (getenv("TBCOUNT_PAGES") && !strcmp(getenv("TBCOUNT_PAGES"), "1")) {
+		pages = calloc(PAGE_TABLE_SIZE, sizeof(*pages));
+		if (!pages)
+			return -1;
+	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
 	if (pthread_create(&t, NULL, watcher, NULL))

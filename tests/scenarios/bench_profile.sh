@@ -6,7 +6,9 @@
 # the drivers' functions with what they call), the CPU time
 # the guest spent busy during it (/proc/stat, in USER_HZ ticks: user,
 # system, softirq; <set>.cpu), its interrupts, context switches and network
-# softirqs (<set>.sched; the interrupts by source in <set>.irqs), and
+# softirqs (<set>.sched; the interrupts by source in <set>.irqs), each
+# thread's CPU time and voluntary and involuntary switches over the
+# transfer (<set>.tasks, from /proc/<pid>/task/<tid>/sched), and
 # rxe0's hw_counters after the transfer, and the neighbour table before
 # and after it (<set>.neigh), in $RUN/<role>/prof/<set>.*. PROF_SETS
 # changes the sets and their order ("c rust" by default).
@@ -37,6 +39,13 @@ irq_counts() {
 }
 # Interrupts, context switches and softirqs (NET_RX, NET_TX) so far.
 sched_counts() { awk '$1 == "intr" || $1 == "ctxt" { printf "%s ", $2 } $1 == "softirq" { printf "%s %s ", $6, $5 }' /proc/stat; }
+# Every thread's "tid comm runtime-ns voluntary involuntary" switches so far.
+task_times() {
+	awk 'FNR == 1 { if (tid) print tid, comm, rt, v, iv; comm = $1; tid = $2; gsub(/[(,]/, "", tid); rt = v = iv = 0 }
+		$1 == "se.sum_exec_runtime" { split($3, t, "."); rt = t[1] * 1000000 + t[2] }
+		$1 == "nr_voluntary_switches" { v = $3 } $1 == "nr_involuntary_switches" { iv = $3 }
+		END { if (tid) print tid, comm, rt, v, iv }' /proc/[0-9]*/task/[0-9]*/sched 2>/dev/null
+}
 OUT=$RUN/$ROLE/prof
 mkdir -p "$OUT"
 # The instruction counter (tests/bench/tbcount.c) serves requests in TB.
@@ -72,6 +81,7 @@ for SET in ${PROF_SETS:-c rust}; do
 	{ echo "before:"; ip neigh show; } >"$OUT/$SET.neigh"
 	t0=$(cpu_ticks) c0=$(sched_counts)
 	irq_counts >/tmp/irqs.0
+	task_times >/tmp/tasks.0
 	if [ -n "$LOOPBACK" ] && [ "$OP" != cmtime ]; then
 		if [ "$ROLE" = a ]; then
 			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$SET.srv" 2>&1 &
@@ -106,6 +116,11 @@ for SET in ${PROF_SETS:-c rust}; do
 		notify "done.$SET"
 	fi
 	t1=$(cpu_ticks) c1=$(sched_counts)
+	# The threads that ran during the transfer, most CPU first (threads
+	# that ended meanwhile, as perftest's, are counted from zero).
+	task_times | awk 'NR == FNR { rt[$1] = $3; v[$1] = $4; iv[$1] = $5; next }
+		$3 - rt[$1] > 0 { printf "%10.3f ms %6d vol %6d invol  %s %s\n", ($3 - rt[$1]) / 1e6, $4 - v[$1], $5 - iv[$1], $2, $1 }' /tmp/tasks.0 - |
+		sort -rn | head -20 >"$OUT/$SET.tasks"
 	{ echo "after:"; ip neigh show; } >>"$OUT/$SET.neigh"
 	if [ -n "$TB" ]; then
 		tb_request "$SET" dump || exit 1
