@@ -161,7 +161,8 @@ struct SendSide {
     /// Where the requester and the completer copy a send WQE to: two of
     /// the queue's elements, the requester's then the completer's,
     /// allocated at the first call ([`new_wqe_buf`]) and kept, so that a
-    /// packet allocates nothing. A boxed slice, not a vector: the QP has
+    /// packet allocates nothing. A UD QP's requester (rxe/ud.rs) borrows
+    /// it too ([`take_wqe_buf`]). A boxed slice, not a vector: the QP has
     /// no room for a capacity it would never use (rxe/qp.rs).
     wqe_buf: Option<KBox<[u8]>>,
 }
@@ -344,6 +345,23 @@ fn new_wqe_buf(qp: &Qp) -> Result<KBox<[u8]>> {
     let buf = KBox::pin_slice(|_| Ok::<u8, Error>(0), 2 * size, GFP_KERNEL)?;
     // Bytes do not mind being moved.
     Ok(Pin::into_inner(buf))
+}
+
+/// The send side's WQE buffer, taken out of its state for a UD requester's
+/// run (rxe/ud.rs), which holds no lock while it sends: allocated if this
+/// is the QP's first send. Only the send task takes it, and it never runs
+/// twice at once; [`put_wqe_buf`] gives it back.
+pub(crate) fn take_wqe_buf(qp: &Qp) -> Result<KBox<[u8]>> {
+    let held = qp.rc().send.lock().wqe_buf.take();
+    match held {
+        Some(b) => Ok(b),
+        None => new_wqe_buf(qp),
+    }
+}
+
+/// Gives back the buffer [`take_wqe_buf`] took.
+pub(crate) fn put_wqe_buf(qp: &Qp, buf: KBox<[u8]>) {
+    qp.rc().send.lock().wqe_buf = Some(buf);
 }
 
 /// The state of the send queue's oldest WQE, read in place; `None` if the

@@ -93,26 +93,39 @@ pub(crate) fn requester(qp: &Arc<Qp>) -> Step {
         qp.flush_send();
         return Step::Done;
     };
-    // The WQE's bytes: the requester owns the consumer index, so they do
-    // not change until it moves.
-    // The buffer is allocated before the queue's (irq-safe) lock is taken.
-    let size = qp.sq_queue().lock().elem_size();
-    let mut wqe = KVec::new();
-    if wqe.resize(size, 0, GFP_KERNEL).is_err() {
+    // The WQE's bytes, copied into the send side's buffer (allocated at
+    // the QP's first send, outside the queue's irq-safe lock, and kept):
+    // the requester owns the consumer index, so they do not change until
+    // it moves.
+    let Ok(mut buf) = crate::rc::take_wqe_buf(qp) else {
+        // Nothing can be copied out: the next post runs the task again.
         return Step::Done;
-    }
-    {
+    };
+    let step = send_head(&dev, qp, &mut buf);
+    crate::rc::put_wqe_buf(qp, buf);
+    step
+}
+
+/// Sends and completes the WQE at the head of the send queue, copied into
+/// `buf` (at least an element long).
+fn send_head(dev: &Device<Rxe>, qp: &Arc<Qp>, buf: &mut [u8]) -> Step {
+    let wqe = {
         let q = qp.sq_queue().lock();
         let Some(index) = q.head(crate::queue_index::QueueType::FromClient) else {
             return Step::Done;
         };
-        if q.elem_size() != size || q.read_bytes(index, 0, &mut wqe).is_err() {
+        let Some(wqe) = buf.get_mut(..q.elem_size()) else {
+            return Step::Done;
+        };
+        if q.read_bytes(index, 0, wqe).is_err() {
             return Step::Done;
         }
-    }
-    let status = send_one(&dev, qp, &wqe);
+        wqe
+    };
+    let wqe = &*wqe;
+    let status = send_one(dev, qp, wqe);
     qp.req_skb_sent();
-    let flags = wqe::get32(&wqe, send_off::SEND_FLAGS);
+    let flags = wqe::get32(wqe, send_off::SEND_FLAGS);
     let signalled = qp.sq_sig_all() || flags & bindings::ib_send_flags_IB_SEND_SIGNALED as u32 != 0;
     let ok = status == bindings::ib_wc_status_IB_WC_SUCCESS;
     if ok {
@@ -121,7 +134,7 @@ pub(crate) fn requester(qp: &Arc<Qp>) -> Step {
     let completion = if signalled || !ok {
         let dma = DmaInfo::decode(wqe.get(send_off::DMA..).unwrap_or_default()).unwrap_or_default();
         let c = Completion {
-            wr_id: wqe::get64(&wqe, send_off::WR_ID),
+            wr_id: wqe::get64(wqe, send_off::WR_ID),
             status,
             opcode: bindings::ib_wc_opcode_IB_WC_SEND,
             byte_len: dma.length,
