@@ -352,9 +352,13 @@ static void reset(void)
 	pthread_mutex_unlock(&table_lock);
 }
 
-static void dump(const char *path)
+/*
+ * Writes PATH through a temporary file renamed into place (the guest never
+ * reads half a dump), with BODY run under the table's lock.
+ */
+static void write_dump(const char *path, void (*body)(FILE *f))
 {
-	char tmp[1100];
+	char tmp[1500];
 	FILE *f;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -362,6 +366,14 @@ static void dump(const char *path)
 	if (!f)
 		return;
 	pthread_mutex_lock(&table_lock);
+	body(f);
+	pthread_mutex_unlock(&table_lock);
+	fclose(f);
+	rename(tmp, path);
+}
+
+static void write_blocks(FILE *f)
+{
 	for (size_t i = 0; i < TABLE_SIZE; i++) {
 		uint64_t n = __atomic_load_n(&table[i].insns, __ATOMIC_RELAXED);
 
@@ -376,22 +388,11 @@ static void dump(const char *path)
 		fprintf(f, "overflow %llu %llu %llu %llu\n", (unsigned long long)overflow.insns,
 			(unsigned long long)overflow.execs, (unsigned long long)overflow.mems,
 			(unsigned long long)overflow.trans);
-	pthread_mutex_unlock(&table_lock);
-	fclose(f);
-	rename(tmp, path);
 }
 
-/* PATH: "epochs N" then "page code-fills data-fills" (hexadecimal page number). */
-static void dump_pages(const char *path)
+/* "epochs N" then "page code-fills data-fills" (hexadecimal page number). */
+static void write_pages(FILE *f)
 {
-	char tmp[1500];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return;
-	pthread_mutex_lock(&table_lock);
 	fprintf(f, "epochs %llu\n", (unsigned long long)epochs);
 	for (size_t i = 0; i < PAGE_TABLE_SIZE; i++)
 		if (pages[i].code || pages[i].data)
@@ -401,9 +402,6 @@ static void dump_pages(const char *path)
 	if (page_overflow.code || page_overflow.data)
 		fprintf(f, "overflow %llu %llu\n", (unsigned long long)page_overflow.code,
 			(unsigned long long)page_overflow.data);
-	pthread_mutex_unlock(&table_lock);
-	fclose(f);
-	rename(tmp, path);
 }
 
 /* Serves DIR/req.NAME files until QEMU exits. */
@@ -438,10 +436,10 @@ static void *watcher(void *arg)
 				reset();
 			} else if (!strncmp(what, "dump", 4)) {
 				snprintf(out, sizeof(out), "%s/%s.tb", dir, name);
-				dump(out);
+				write_dump(out, write_blocks);
 				if (pages) {
 					snprintf(out, sizeof(out), "%s/%s.pg", dir, name);
-					dump_pages(out);
+					write_dump(out, write_pages);
 				}
 			} else {
 				continue;
@@ -466,7 +464,7 @@ static void at_exit(qemu_plugin_id_t id, void *userdata)
 	(void)id;
 	(void)userdata;
 	snprintf(out, sizeof(out), "%s/exit.tb", dir);
-	dump(out);
+	write_dump(out, write_blocks);
 }
 
 __attribute__((visibility("default"))) int
