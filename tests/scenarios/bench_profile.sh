@@ -116,8 +116,10 @@ for SET in ${PROF_SETS:-c rust}; do
 		notify "done.$SET"
 	fi
 	t1=$(cpu_ticks) c1=$(sched_counts)
-	# The threads that ran during the transfer, most CPU first (threads
-	# that ended meanwhile, as perftest's, are counted from zero).
+	# The threads that ran during the transfer, most CPU first. Threads
+	# that started during it count from zero (among them the awk reading
+	# the times); those that ended before its end, perftest's, are not
+	# listed.
 	task_times | awk 'NR == FNR { rt[$1] = $3; v[$1] = $4; iv[$1] = $5; next }
 		$3 - rt[$1] > 0 { printf "%10.3f ms %6d vol %6d invol  %s %s\n", ($3 - rt[$1]) / 1e6, $4 - v[$1], $5 - iv[$1], $2, $1 }' /tmp/tasks.0 - |
 		sort -rn | head -20 >"$OUT/$SET.tasks"
