@@ -102,6 +102,25 @@ bench_use_set() {
 	wait_gid rxe0 "$MYIP"
 }
 
+# perftest_result OUT SIZE: for the benchmark's scenarios, the figures a
+# perftest printed to OUT: PERFTEST_LINE is set to its result line (the
+# first that starts with the message size) and the status is 0; when OUT
+# holds no figure, PERFTEST_WHY is set to the reason and the status is 1.
+# perftest measures the CPU's clock itself; when that fit fails
+# ("Correlation coefficient r^2: ... < 0.9", seen under TCG) it goes on
+# (-F) and prints 0.00 for every rate and time: no figure, not a zero.
+perftest_result() {
+	PERFTEST_LINE= PERFTEST_WHY=
+	if grep -q '^Correlation coefficient r^2' "$1"; then
+		PERFTEST_WHY="perftest could not measure the CPU clock (r^2 < 0.9)"
+		return 1
+	fi
+	PERFTEST_LINE=$(awk -v s="$2" '$1 == s && NF >= 4 { print; exit }' "$1")
+	[ -n "$PERFTEST_LINE" ] && return 0
+	PERFTEST_WHY="printed no result"
+	return 1
+}
+
 # rxe0_add: ib_uverbs and this guest's rdma_rxe loaded (the set's: the C
 # and the Rust module have the same name), rxe0 on eth0 added unless it is
 # there (link_add made it). A module that does not load is left to what

@@ -169,14 +169,16 @@ fail_step() {
 	fi
 }
 
-# perftest's result line: the first line that starts with the message size.
-result_line() { awk -v s="$2" '$1 == s && NF >= 4 { print; exit }' "$1"; }
-
-# perftest measures the CPU's clock itself; when its fit fails
-# ("Correlation coefficient r^2: ... < 0.9", seen under TCG) it goes on
-# (-F) and prints 0.00 for every rate and time: no figure, not a zero.
-CLOCK_FAILED="perftest could not measure the CPU clock (r^2 < 0.9)"
-clock_failed() { grep -q '^Correlation coefficient r^2' "$1"; }
+# figures OUT SIZE TOOL METRIC...: perftest_result (lib.sh), or, when OUT
+# holds no figure, each METRIC recorded as n/a with the reason; status 1.
+figures() {
+	local out=$1 s=$2 tool=$3
+	shift 3
+	perftest_result "$out" "$s" && return 0
+	say "$tool -s $s: $PERFTEST_WHY"
+	na "$@" -- "$tool: $PERFTEST_WHY"
+	return 1
+}
 
 bw() { # TEST SIZE ITERS [EXTRA...]
 	local t=$1 s=$2 n=$3 line
@@ -186,9 +188,8 @@ bw() { # TEST SIZE ITERS [EXTRA...]
 	rc=$?
 	[ "$ROLE" = b ] || return
 	[ $rc = 0 ] || { fail_step $rc "$t-$s.out" "ib_${t}_bw" $ms; return; }
-	clock_failed "$t-$s.out" && { say "ib_${t}_bw -s $s: $CLOCK_FAILED"; na $ms -- "$CLOCK_FAILED"; return; }
-	line=$(result_line "$t-$s.out" "$s")
-	[ -n "$line" ] || { say "no result from ib_${t}_bw -s $s"; na $ms -- "ib_${t}_bw printed no result"; return; }
+	figures "$t-$s.out" "$s" "ib_${t}_bw" $ms || return
+	line=$PERFTEST_LINE
 	# #bytes #iterations BW peak BW average MsgRate[Mpps]
 	record "${t}_bw_${s}${SUFFIX:-}_MBps" "$(echo "$line" | awk '{print $4}')"
 	record "${t}_rate_${s}${SUFFIX:-}_kpps" "$(echo "$line" | awk '{print $5 * 1000}')"
@@ -201,9 +202,8 @@ lat() { # TEST SIZE ITERS
 	rc=$?
 	[ "$ROLE" = b ] || return
 	[ $rc = 0 ] || { fail_step $rc "$t-lat-$s.out" "ib_${t}_lat" $ms; return; }
-	clock_failed "$t-lat-$s.out" && { say "ib_${t}_lat -s $s: $CLOCK_FAILED"; na $ms -- "$CLOCK_FAILED"; return; }
-	line=$(result_line "$t-lat-$s.out" "$s")
-	[ -n "$line" ] || { say "no result from ib_${t}_lat -s $s"; na $ms -- "ib_${t}_lat printed no result"; return; }
+	figures "$t-lat-$s.out" "$s" "ib_${t}_lat" $ms || return
+	line=$PERFTEST_LINE
 	# #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
 	record "${t}_lat_${s}_typ_us" "$(echo "$line" | awk '{print $5}')"
 	record "${t}_lat_${s}_p99_us" "$(echo "$line" | awk '{print $8}')"
@@ -271,12 +271,8 @@ loopback() {
 		na send_bw_65536_loopback_MBps -- "loopback ib_send_bw: $(why $rc lo.out)"
 		return
 	fi
-	if clock_failed lo.out; then
-		na send_bw_65536_loopback_MBps -- "loopback ib_send_bw: $CLOCK_FAILED"
-		return
-	fi
-	line=$(result_line lo.out 65536)
-	[ -n "$line" ] && record send_bw_65536_loopback_MBps "$(echo "$line" | awk '{print $4}')"
+	figures lo.out 65536 "loopback ib_send_bw" send_bw_65536_loopback_MBps || return
+	record send_bw_65536_loopback_MBps "$(echo "$PERFTEST_LINE" | awk '{print $4}')"
 }
 
 # The link's own ceiling, once (it does not depend on the RDMA modules).
@@ -359,12 +355,10 @@ for ROUND in $(seq "$BENCH_ROUNDS"); do
 			pair atomic 60 ib_atomic_bw -d rxe0 -x "$GIDX" -n 2000 -F
 			rc=$?
 			if [ "$ROLE" = b ]; then
-				if [ $rc = 0 ] && clock_failed atomic.out; then
-					na atomic_rate_kpps -- "ib_atomic_bw: $CLOCK_FAILED"
-				elif [ $rc = 0 ]; then
-					record atomic_rate_kpps "$(result_line atomic.out 8 | awk '{print $5 * 1000}')"
-				else
+				if [ $rc != 0 ]; then
 					fail_step $rc atomic.out ib_atomic_bw atomic_rate_kpps
+				elif figures atomic.out 8 ib_atomic_bw atomic_rate_kpps; then
+					record atomic_rate_kpps "$(echo "$PERFTEST_LINE" | awk '{print $5 * 1000}')"
 				fi
 			fi
 			SUFFIX=_q4 bw send 65536 200 -q 4

@@ -57,10 +57,9 @@ for R in $(seq "${PROF_ROUNDS:-2}"); do
 				sleep 0.3
 				timeout 100 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$PEERIP" >"$OUT/$T" 2>&1
 				notify "done.$T"
-				bw=$(awk -v s="$SIZE" -v c=$COL '$1 == s { print $c }' "$OUT/$T")
-				# perftest's own clock fit failed: its figures are 0.00,
-				# no measurement (see clock_failed in bench.sh).
-				grep -q '^Correlation coefficient r^2' "$OUT/$T" && bw=
+				bw=
+				perftest_result "$OUT/$T" "$SIZE" &&
+					bw=$(echo "$PERFTEST_LINE" | awk -v c=$COL '{ print $c }')
 				echo "$PAIR ${T#*.} ${bw:-failed}" | tee -a "$OUT/bw.txt"
 			fi
 			if [ -n "$ppid" ]; then
