@@ -186,12 +186,14 @@ pub(crate) fn copy_wqe_data(
     dma.encode(head).ok_or(CopyError::Inval)
 }
 
-/// The memory an rkey names for a remote request: a region, reached
-/// directly or through a memory window, and the offset a zero-based window
-/// adds to the request's address (`qp->resp.mr`, `qp->resp.offset`).
+/// The memory an rkey names for a remote request (`qp->resp.mr`): a
+/// region, reached directly or through a memory window.
 pub(crate) struct RemoteMr {
     mr: Arc<Mr>,
-    offset: u64,
+    /// The remote key a region found again by [`recheck_rkey`] must still
+    /// have, valid, at each copy: checked there, in the copy's hold of the
+    /// region's lock.
+    rkey: Option<u32>,
 }
 
 impl RemoteMr {
@@ -203,13 +205,6 @@ impl RemoteMr {
     /// The region, the window (if any) left.
     pub(crate) fn into_mr(self) -> Arc<Mr> {
         self.mr
-    }
-
-    /// What the request's address is offset by (a zero-based window's
-    /// address, else 0; `qp->resp.offset`): the region is accessed at
-    /// `iova = va + offset()`, the address every method here takes.
-    pub(crate) fn offset(&self) -> u64 {
-        self.offset
     }
 
     /// [`RemoteError::RkeyViolation`] unless `length` bytes at `iova`
@@ -225,9 +220,11 @@ impl RemoteMr {
     /// `read_reply`): [`RemoteError::RkeyViolation`] on any failure (out
     /// of range, unmapped, deregistered meanwhile).
     pub(crate) fn copy(&self, iova: u64, buf: CopyBuf<'_>) -> Result<(), RemoteError> {
-        self.mr
-            .copy(iova, buf)
-            .map_err(|_| RemoteError::RkeyViolation)
+        match self.rkey {
+            Some(rkey) => self.mr.copy_with_rkey(rkey, iova, buf),
+            None => self.mr.copy(iova, buf),
+        }
+        .map_err(|_| RemoteError::RkeyViolation)
     }
 }
 
@@ -276,9 +273,13 @@ impl RemoteMr {
 /// window bound through this QP, non-empty, granting `access`, valid)
 /// with its region, or a region (`lookup_mr` by rkey: same PD, granting
 /// `access`, valid). `access` is what the request needs
-/// ([`crate::access::RemoteOp::access`]). `None` is `RESPST_ERR_RKEY_VIOLATION`
-/// (with the access error event unless the request carries immediate
-/// data, `get_rkey_violation_state`). The caller checks the range next.
+/// ([`crate::access::RemoteOp::access`]). With the memory, what the
+/// request's address is offset by (a zero-based window's address, else 0;
+/// `qp->resp.offset`): the region is accessed at `iova = va + offset`, the
+/// address every method of [`RemoteMr`] takes. `None` is
+/// `RESPST_ERR_RKEY_VIOLATION` (with the access error event unless the
+/// request carries immediate data, `get_rkey_violation_state`). The caller
+/// checks the range next, with [`RemoteMr::check_range`].
 ///
 /// A zero-length RDMA READ or WRITE does not resolve its rkey (C9-88).
 pub(crate) fn lookup_rkey(
@@ -287,7 +288,7 @@ pub(crate) fn lookup_rkey(
     qpn: u32,
     access: u32,
     rkey: u32,
-) -> Option<RemoteMr> {
+) -> Option<(RemoteMr, u64)> {
     if keys::rkey_is_mw(rkey) {
         let mw = rxe.mws.lookup(pd, qpn, access, rkey)?;
         let b = mw.binding.lock();
@@ -297,62 +298,42 @@ pub(crate) fn lookup_rkey(
         } else {
             0
         };
-        Some(RemoteMr { mr, offset })
+        Some((RemoteMr { mr, rkey: None }, offset))
     } else {
         let mr = rxe.mrs.lookup(pd, access, rkey, Lookup::Remote)?;
-        Some(RemoteMr { mr, offset: 0 })
+        Some((RemoteMr { mr, rkey: None }, 0))
     }
-}
-
-/// [`lookup_rkey`] then, unless the request is a FLUSH of the whole region
-/// (`whole_mr`, no range to check), [`RemoteMr::check_range`] of `len`
-/// bytes at the request's `va` plus the window offset: `check_rkey` from
-/// its lookup on. [`RemoteError::RkeyViolation`] for either failure.
-#[expect(dead_code, reason = "for the transport (issue #4)")]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn resolve_rkey(
-    rxe: &RxeDev,
-    pd: PdId,
-    qpn: u32,
-    access: u32,
-    rkey: u32,
-    va: u64,
-    len: u64,
-    whole_mr: bool,
-) -> Result<RemoteMr, RemoteError> {
-    let target = lookup_rkey(rxe, pd, qpn, access, rkey).ok_or(RemoteError::RkeyViolation)?;
-    if !whole_mr {
-        target.check_range(va.wrapping_add(target.offset), len)?;
-    }
-    Ok(target)
 }
 
 /// Finds the region of an rkey again for a later packet of an RDMA READ
 /// response or its replay (`rxe_recheck_mr`): the window or region must
 /// still have that rkey and be valid; the access and range checked at the
-/// first packet are not checked again. The offset is 0: the caller keeps
-/// the address it computed with [`RemoteMr::offset`] at the first packet.
+/// first packet are not checked again; the caller keeps the address it
+/// computed with [`lookup_rkey`]'s offset at the first packet.
 /// `None` is `RESPST_ERR_RKEY_VIOLATION`.
 ///
-/// A region kept in `cache` (the one the previous response used) is taken
-/// if it passes the same checks, without the pool lookup.
+/// A region (not a window) is found by the key's index, the one kept in
+/// `cache` (the previous response's) first, and its key and state are
+/// checked by [`RemoteMr::copy`] in the hold of the region's lock the copy
+/// takes anyway: a failure there is the same violation, found one step
+/// later, with the response not sent.
 pub(crate) fn recheck_rkey(rxe: &RxeDev, cache: &MrCache, rkey: u32) -> Option<RemoteMr> {
-    let mr = if keys::rkey_is_mw(rkey) {
-        let mw = rxe.mws.get(rkey)?;
-        let b = mw.binding.lock();
-        if b.state != crate::mw::MwState::Valid {
-            return None;
-        }
-        let mr = b.mr.clone()?;
-        drop(b);
-        (mr.state() == crate::mr::MrState::Valid).then_some(mr)?
-    } else if let Some(mr) = cache.remote(rkey) {
-        mr
-    } else {
-        let mr = rxe.mrs.get(keys::key_index(rkey))?;
-        mr.has_valid_rkey(rkey).then_some(mr)?
-    };
-    Some(RemoteMr { mr, offset: 0 })
+    if !keys::rkey_is_mw(rkey) {
+        let index = keys::key_index(rkey);
+        let mr = cache.region(index).or_else(|| rxe.mrs.get(index))?;
+        return Some(RemoteMr {
+            mr,
+            rkey: Some(rkey),
+        });
+    }
+    let mw = rxe.mws.get(rkey)?;
+    let b = mw.binding.lock();
+    if b.state != crate::mw::MwState::Valid {
+        return None;
+    }
+    let mr = b.mr.clone()?;
+    drop(b);
+    (mr.state() == crate::mr::MrState::Valid).then_some(RemoteMr { mr, rkey: None })
 }
 
 /// Executes LOCAL_INV of `rkey` (`rxe_do_local_ops`: `rxe_invalidate_mw`

@@ -158,13 +158,6 @@ impl Mr {
         self.inner.lock().access
     }
 
-    /// Whether the region is valid with remote key `rkey`
-    /// (`rxe_recheck_mr`'s checks, in one hold of its lock).
-    pub(crate) fn has_valid_rkey(&self, rkey: u32) -> bool {
-        let g = self.inner.lock();
-        g.rkey == rkey && g.state == MrState::Valid
-    }
-
     /// The region's state.
     pub(crate) fn state(&self) -> MrState {
         self.inner.lock().state
@@ -190,6 +183,20 @@ impl Mr {
             return Ok(());
         }
         let g = self.inner.lock();
+        self.copy_locked(&g, iova, buf)
+    }
+
+    /// [`Mr::copy`] if the region is valid with remote key `rkey`
+    /// (`rxe_recheck_mr`'s checks), in one hold of its lock; `EFAULT` if
+    /// it is not.
+    pub(crate) fn copy_with_rkey(&self, rkey: u32, iova: u64, buf: CopyBuf<'_>) -> Result {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let g = self.inner.lock();
+        if g.rkey != rkey || g.state != MrState::Valid {
+            return Err(EFAULT);
+        }
         self.copy_locked(&g, iova, buf)
     }
 
@@ -380,14 +387,10 @@ impl MrCache {
         self.0 = Some(mr);
     }
 
-    /// The kept region if its remote key is still `rkey` and it is valid
-    /// (`rxe_recheck_mr`'s checks, in one hold of its lock).
-    pub(crate) fn remote(&self, rkey: u32) -> Option<Arc<Mr>> {
-        let mr = self
-            .0
-            .as_ref()
-            .filter(|mr| mr.index == keys::key_index(rkey))?;
-        mr.has_valid_rkey(rkey).then(|| mr.clone())
+    /// The kept region if it has pool index `index` (its key and state
+    /// not checked).
+    pub(crate) fn region(&self, index: u32) -> Option<Arc<Mr>> {
+        self.0.as_ref().filter(|mr| mr.index == index).cloned()
     }
 }
 

@@ -43,6 +43,7 @@ use crate::{
         DmaInfo, //
     },
     mr::MrCache,
+    net::Dest,
     params,
     qp::Qp,
     qp_attr::{
@@ -108,6 +109,7 @@ use crate::{
     },
     xmit,
 };
+use core::cell::OnceCell;
 use kernel::{
     new_mutex,
     prelude::*,
@@ -1289,12 +1291,16 @@ struct RespQp<'a> {
     r: &'a mut RespIo,
     /// The task call's last region (see [`MrCache`]).
     mrs: &'a mut MrCache,
+    /// The QP's path and destination QPN, read at the task call's first
+    /// response (a read's 16 responses would otherwise take the
+    /// attributes' lock 16 more times).
+    path: &'a OnceCell<(Dest, u32)>,
 }
 
 impl RespQp<'_> {
     /// Sends a response to the QP's destination; `headers` writes its
     /// extension headers, given the destination QPN (read with the path,
-    /// in one hold of the attributes' lock).
+    /// in one hold of the attributes' lock, once a task call).
     fn send(
         &self,
         opcode: u8,
@@ -1303,22 +1309,30 @@ impl RespQp<'_> {
         mut headers: impl FnMut(&mut PacketMut<'_>, u32) -> Result<(), BuildError>,
         fill: impl FnOnce(&mut [u8]) -> Result,
     ) -> Result {
-        let (dest, dqpn) = self
-            .qp
-            .with_attrs(|a| (xmit::dest_of(&a.pri_av), a.dest_qp_num));
-        let bth = Bth::new(opcode, dqpn, psn);
-        let mut headers = |pkt: &mut PacketMut<'_>| headers(pkt, dqpn);
-        xmit::xmit(self.dev, self.qp, &dest, &bth, len, &mut headers, fill)
+        let (dest, dqpn) = self.path.get_or_init(|| {
+            self.qp
+                .with_attrs(|a| (xmit::dest_of(&a.pri_av), a.dest_qp_num))
+        });
+        let bth = Bth::new(opcode, *dqpn, psn);
+        let mut headers = |pkt: &mut PacketMut<'_>| headers(pkt, *dqpn);
+        xmit::xmit(self.dev, self.qp, dest, &bth, len, &mut headers, fill)
     }
 }
 
 impl RespEnv for RespQp<'_> {
     fn peek_req(&mut self) -> Option<ReqPkt> {
-        if self.r.cur.is_none() {
-            self.r.cur = self.qp.io().take_req();
+        if !self.has_req() {
+            return None;
         }
         let view = self.r.cur.as_ref()?.view()?;
         Some(ReqPkt::from_packet(&view))
+    }
+
+    fn has_req(&mut self) -> bool {
+        if self.r.cur.is_none() {
+            self.r.cur = self.qp.io().take_req();
+        }
+        self.r.cur.is_some()
     }
 
     fn take_recv_wqe(&mut self) -> Result<(), RespState> {
@@ -1369,9 +1383,8 @@ impl RespEnv for RespQp<'_> {
         len: u32,
         whole_mr: bool,
     ) -> Result<u64, ()> {
-        let mr =
+        let (mr, offset) =
             copy::lookup_rkey(self.rxe, self.qp.pd_id(), self.qp.qpn(), access, rkey).ok_or(())?;
-        let offset = mr.offset();
         if !whole_mr {
             mr.check_range(iova.wrapping_add(offset), u64::from(len))
                 .map_err(|_| ())?;
@@ -1582,6 +1595,11 @@ impl RespEnv for RespQp<'_> {
     }
 }
 
+/// Whether the responder answers requests in `state`.
+fn receiving(state: QpState) -> bool {
+    matches!(state, QpState::Rtr | QpState::Rts | QpState::Sqd)
+}
+
 /// Request packets the responder answers in one call of the receive task,
 /// with one device reference and one hold of its state's lock: C's
 /// `rxe_receiver` takes one a call, which here would set up and tear down
@@ -1589,62 +1607,64 @@ impl RespEnv for RespQp<'_> {
 const RESP_PACKETS_PER_CALL: u32 = 16;
 
 /// The receive task (`rxe_receiver`) for a connected QP: the responder,
-/// for up to [`RESP_PACKETS_PER_CALL`] packets. The QP's state and
-/// attributes are read again before each packet (one hold of their lock,
-/// which also stores the previous packet's PSN), so a modify between two
-/// packets is seen as between two calls.
+/// for up to [`RESP_PACKETS_PER_CALL`] packets. The QP's attributes (its
+/// limits, access flags, path and expected PSN) are read once a call, in
+/// one hold of their lock, and the PSN the call reached is stored back
+/// at its end; the state is checked again before each packet (lock-free,
+/// its mirror), so a move to ERR stops the responder at the next packet.
+/// A modify of the other attributes in the middle of a call is seen at
+/// the next call, at most [`RESP_PACKETS_PER_CALL`] packets later: none of
+/// them changes in RTS but the access flags, and a modify is ordered with
+/// no packet in flight anyway (C reads them unlocked, per packet).
 pub(crate) fn receiver(qp: &Arc<Qp>) -> Step {
     let Some(dev) = qp.device() else {
         return Step::Done;
     };
     let rxe = dev.data();
     let mut r = qp.rc().recv.lock();
-    let mut mrs = MrCache::default();
-    let mut done_psn: Option<u32> = None;
-    let mut again = false;
-    for _ in 0..RESP_PACKETS_PER_CALL {
-        let (state, cfg, rq_psn, nres) = qp.with_attrs_mut(|a| {
-            if let Some(psn) = done_psn {
-                a.resp_psn = psn;
-            }
-            (
-                a.state,
-                RespCfg {
-                    t: qp.qp_type(),
-                    mtu: a.mtu,
-                    access: a.qp_access_flags,
-                    max_dest_rd_atomic: a.rd_atomic_resources,
-                    has_srq: qp.has_srq(),
-                    min_rnr_timer: a.min_rnr_timer,
-                },
-                a.resp_psn,
-                a.rd_atomic_resources as usize,
-            )
-        });
-        if !matches!(state, QpState::Rtr | QpState::Rts | QpState::Sqd) {
+    let (state, cfg, rq_psn, nres) = qp.with_attrs(|a| {
+        (
+            a.state,
+            RespCfg {
+                t: qp.qp_type(),
+                mtu: a.mtu,
+                access: a.qp_access_flags,
+                max_dest_rd_atomic: a.rd_atomic_resources,
+                has_srq: qp.has_srq(),
+                min_rnr_timer: a.min_rnr_timer,
+            },
+            a.resp_psn,
+            a.rd_atomic_resources as usize,
+        )
+    });
+    if !receiving(state) {
+        return Step::Done;
+    }
+    if r.fresh || r.slots.len() != nres {
+        // After a reset, or with another `max_dest_rd_atomic`
+        // (`free_rd_atomic_resources`, `alloc_rd_atomic_resources`): the
+        // replay resources are new and empty.
+        r.slots.clear();
+        if r.slots
+            .resize(nres, ReplayRes::default(), GFP_KERNEL)
+            .is_err()
+        {
             return Step::Done;
         }
-        if r.fresh || r.slots.len() != nres {
-            // After a reset, or with another `max_dest_rd_atomic`
-            // (`free_rd_atomic_resources`, `alloc_rd_atomic_resources`): the
-            // replay resources are new and empty.
-            r.slots.clear();
-            if r.slots
-                .resize(nres, ReplayRes::default(), GFP_KERNEL)
-                .is_err()
-            {
-                return Step::Done;
-            }
-            r.head = 0;
-            // No read or atomic is in progress on a freed resource.
-            r.info.res = None;
-        }
-        if r.fresh {
-            r.info = RespInfo::new(rq_psn);
-            r.ctx = RdmaCtx::default();
-            r.fresh = false;
-        }
-        r.info.psn = rq_psn;
+        r.head = 0;
+        // No read or atomic is in progress on a freed resource.
+        r.info.res = None;
+    }
+    if r.fresh {
+        r.info = RespInfo::new(rq_psn);
+        r.ctx = RdmaCtx::default();
+        r.fresh = false;
+    }
+    r.info.psn = rq_psn;
+    let mut mrs = MrCache::default();
+    let path = OnceCell::new();
+    let mut again = false;
+    for _ in 0..RESP_PACKETS_PER_CALL {
         // The environment and the state `run` changes are disjoint
         // fields, borrowed in place.
         let RecvSide {
@@ -1661,6 +1681,7 @@ pub(crate) fn receiver(qp: &Arc<Qp>) -> Step {
             qp,
             r: io,
             mrs: &mut mrs,
+            path: &path,
         };
         let mut resp = Responder {
             info,
@@ -1668,14 +1689,13 @@ pub(crate) fn receiver(qp: &Arc<Qp>) -> Step {
             res: Resources::new(slots, head),
         };
         again = resp_check::run(&mut env, &cfg, &mut resp);
-        done_psn = Some(r.info.psn);
-        if !again {
+        if !again || !receiving(qp.state()) {
+            again = false;
             break;
         }
     }
-    if let Some(psn) = done_psn {
-        qp.with_attrs_mut(|a| a.resp_psn = psn);
-    }
+    let psn = r.info.psn;
+    qp.with_attrs_mut(|a| a.resp_psn = psn);
     if again {
         Step::More
     } else {

@@ -1036,6 +1036,10 @@ pub(crate) struct RespCfg {
 pub(crate) trait RespEnv {
     /// The request at the head of the QP's request queue, left there.
     fn peek_req(&mut self) -> Option<ReqPkt>;
+    /// Whether a request is at the head of the QP's request queue, left
+    /// there and not read: a read in progress sends its next response
+    /// from its resource alone.
+    fn has_req(&mut self) -> bool;
     /// Takes a receive WQE (the RQ's head, or one popped from the SRQ with
     /// its limit event); `Err` with [`RespState::ErrRnr`] when there is
     /// none, [`RespState::ErrMalformedWqe`] when it has too many entries.
@@ -1119,6 +1123,9 @@ pub(crate) struct Responder<'a> {
 pub(crate) fn run<E: RespEnv>(env: &mut E, cfg: &RespCfg, r: &mut Responder<'_>) -> bool {
     r.info.aeth_syndrome = syndrome::ACK_UNLIMITED;
     let mut pkt: Option<ReqPkt> = None;
+    // A request is at the head of the queue (`pkt` is its reading, but
+    // for a read in progress, which is not read again).
+    let mut have_req = false;
     let mut state = RespState::GetReq;
     // Every path through the states is finite; the bound only guards a
     // mistake from looping in softirq-free but still shared context.
@@ -1126,15 +1133,22 @@ pub(crate) fn run<E: RespEnv>(env: &mut E, cfg: &RespCfg, r: &mut Responder<'_>)
         // Matched on the state alone: the request is borrowed, not copied
         // into a tuple at every state.
         state = match state {
+            // A read in progress goes on while its request is queued
+            // (C's `get_req`), without parsing it again for every response.
+            RespState::GetReq if r.info.res.is_some() => {
+                have_req = env.has_req();
+                if have_req {
+                    RespState::ReadReply
+                } else {
+                    RespState::Exit
+                }
+            }
             RespState::GetReq => match env.peek_req() {
                 None => RespState::Exit,
                 Some(p) => {
                     pkt = Some(p);
-                    if r.info.res.is_some() {
-                        RespState::ReadReply
-                    } else {
-                        RespState::ChkPsn
-                    }
+                    have_req = true;
+                    RespState::ChkPsn
                 }
             },
             RespState::Done | RespState::Exit => {
@@ -1150,18 +1164,27 @@ pub(crate) fn run<E: RespEnv>(env: &mut E, cfg: &RespCfg, r: &mut Responder<'_>)
                 return false;
             }
             RespState::Cleanup => {
-                if pkt.is_some() {
+                if have_req {
                     env.release_req();
                 } else {
                     env.drop_mr();
                 }
                 RespState::Done
             }
-            s => match &pkt {
-                Some(p) => step(env, cfg, r, s, p),
-                // Every other state has a packet.
-                None => RespState::Exit,
-            },
+            // A read in progress: its request was not read again.
+            RespState::ReadReply if pkt.is_none() => read_reply(env, cfg, r, None),
+            s => {
+                // A read in progress reads its request only when a state
+                // needs it: an error's NAK, its counters.
+                if pkt.is_none() && have_req {
+                    pkt = env.peek_req();
+                }
+                match &pkt {
+                    Some(p) => step(env, cfg, r, s, p),
+                    // Every other state has a packet.
+                    None => RespState::Exit,
+                }
+            }
         };
     }
     r.info.goto_error = false;
@@ -1200,7 +1223,7 @@ fn step<E: RespEnv>(
         ChkLength => check_length(t, p, cfg.mtu, env.recv_len()),
         ChkRkey => chk_rkey(env, cfg, r, p),
         Execute => execute(env, cfg, r, p),
-        ReadReply => read_reply(env, cfg, r, p),
+        ReadReply => read_reply(env, cfg, r, Some(p.psn)),
         AtomicReply | AtomicWriteReply => {
             let idx = match r.info.res {
                 Some(i) => i,
@@ -1436,21 +1459,25 @@ fn execute<E: RespEnv>(env: &mut E, cfg: &RespCfg, r: &mut Responder<'_>, p: &Re
 }
 
 /// `read_reply`: the next response of a read (new, continued or replayed).
+/// `req_psn` is the PSN of the request at hand, which a read that has no
+/// resource yet starts from; a read in progress needs none.
 fn read_reply<E: RespEnv>(
     env: &mut E,
     cfg: &RespCfg,
     r: &mut Responder<'_>,
-    p: &ReqPkt,
+    req_psn: Option<u32>,
 ) -> RespState {
-    let idx = match r.info.res {
-        Some(i) => i,
-        None => {
-            let res = ReplayRes::read(p.psn, r.ctx.iova(), r.ctx.rkey, r.ctx.resid, cfg.mtu);
+    let idx = match (r.info.res, req_psn) {
+        (Some(i), _) => i,
+        (None, Some(psn)) => {
+            let res = ReplayRes::read(psn, r.ctx.iova(), r.ctx.rkey, r.ctx.resid, cfg.mtu);
             match r.res.prepare(res) {
                 Some(i) => i,
                 None => return RespState::ErrTooManyRdmaAtmReq,
             }
         }
+        // Only a read in progress comes here without its request read.
+        (None, None) => return RespState::Exit,
     };
     r.info.res = Some(idx);
     let Some(x) = r.res.get(idx).copied() else {

@@ -47,11 +47,17 @@ struct Mock {
     atomic_val: u64,
     /// The write length the last completion was given.
     write_len: Option<u32>,
+    /// Requests read (`peek_req`).
+    peeks: u32,
 }
 
 impl RespEnv for Mock {
     fn peek_req(&mut self) -> Option<ReqPkt> {
+        self.peeks += 1;
         self.reqs.front().copied()
+    }
+    fn has_req(&mut self) -> bool {
+        !self.reqs.is_empty()
     }
     fn take_recv_wqe(&mut self) -> Result<(), RespState> {
         if self.recv_wqes == 0 {
@@ -468,6 +474,8 @@ fn read_responses_and_replay() {
         ]
     );
     assert_eq!((b.info.psn, b.info.msn, b.info.res), (103, 1, None));
+    // The request was read once, not again for each response.
+    assert_eq!(b.m.peeks, 1);
     // The requester lost the last response and asks for it again.
     let p = b.push(RC_RDMA_READ_REQUEST, 102, 0);
     p.reth = Some(Reth {
@@ -496,6 +504,27 @@ fn read_responses_and_replay() {
         [Ev::Read(RC_RDMA_READ_RESPONSE_ONLY, 103, 0, 0), Ev::Release]
     );
     assert_eq!(b.info.psn, 104);
+}
+
+#[test]
+fn read_whose_region_goes_mid_read_naks_at_its_psn() {
+    // The region is deregistered after the first response: the next one's
+    // key check fails, and the NAK (at the request's PSN) and the error are
+    // those of the request, read again for them.
+    let mut b = Bench::new(Rc, 100);
+    b.push_rdma(RC_RDMA_READ_REQUEST, 100, 0, 0x4000, 0x55, 600);
+    assert!(b.run());
+    b.m.ev.clear();
+    b.m.bad_rkeys.push(0x55);
+    assert_eq!(
+        b.drain(),
+        [
+            Ev::Ack(RC_ACKNOWLEDGE, NAK_REM_ACC_ERR, 100, 1),
+            Ev::Release,
+            Ev::QpError
+        ]
+    );
+    assert_eq!(b.m.peeks, 2);
 }
 
 #[test]

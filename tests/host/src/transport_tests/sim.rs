@@ -308,6 +308,9 @@ impl RespEnv for Receiver {
     fn peek_req(&mut self) -> Option<ReqPkt> {
         self.reqs.front().copied()
     }
+    fn has_req(&mut self) -> bool {
+        !self.reqs.is_empty()
+    }
     fn take_recv_wqe(&mut self) -> Result<(), RespState> {
         if self.recv_avail == Some(0) {
             return Err(RespState::ErrRnr);
