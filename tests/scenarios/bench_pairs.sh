@@ -10,8 +10,10 @@
 # mixed pairs. With PROF_SWITCH=1 each guest records its context switches
 # over the transfer (perf record --switch-events, a software record that
 # needs no tracepoints) into $RUN/<role>/pairs/<pair>.<round>.switch
-# (perf script). Prints "pair round MB/s" lines into $RUN/b/pairs/bw.txt and
-# the median of each pair at the end. Not part of any test set; run on the
+# (perf script). PROF_ARGS adds perftest options on both sides (e.g. "-e":
+# wait for completions with events instead of polling). Prints "pair round
+# MB/s" lines into $RUN/b/pairs/bw.txt and the median of each pair at the
+# end. Not part of any test set; run on the
 # bench kernel with the benchmark's clock:
 #   RRXE_GUEST_APPEND="tsc_early_khz=<host kHz>" tests/guest/run-pair.sh \
 #       RUNDIR "$KB" "$MOD" bench bench bench_pairs
@@ -19,6 +21,8 @@
 KREL=$(uname -r)
 OP=${PROF_OP:-send} SIZE=${PROF_SIZE:-4096} ITERS=${PROF_ITERS:-2000}
 KIND=${PROF_KIND:-bw}
+# Unquoted where used: words of perftest options.
+ARGS=${PROF_ARGS:-}
 # The result column of perftest's line for SIZE and its unit: BW average
 # (MB/s), or t_typical (us).
 COL=4 UNIT=MB/s
@@ -46,7 +50,7 @@ for R in $(seq "${PROF_ROUNDS:-2}"); do
 				sleep 1
 			fi
 			if [ "$ROLE" = a ]; then
-				timeout 100 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$T" 2>&1 &
+				timeout 100 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F $ARGS >"$OUT/$T" 2>&1 &
 				spid=$!
 				sleep 1
 				notify "ready.$T"
@@ -55,7 +59,7 @@ for R in $(seq "${PROF_ROUNDS:-2}"); do
 			else
 				await "ready.$T" 60
 				sleep 0.3
-				timeout 100 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$PEERIP" >"$OUT/$T" 2>&1
+				timeout 100 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F $ARGS "$PEERIP" >"$OUT/$T" 2>&1
 				notify "done.$T"
 				bw=
 				perftest_result "$OUT/$T" "$SIZE" &&
