@@ -1610,7 +1610,7 @@ const RESP_PACKETS_PER_CALL: u32 = 16;
 /// for up to [`RESP_PACKETS_PER_CALL`] packets. The QP's attributes (its
 /// limits, access flags, path and expected PSN) are read once a call, in
 /// one hold of their lock, and the PSN the call reached is stored back
-/// at its end; the state is checked again before each packet (lock-free,
+/// at its end if it moved; the state is checked again before each packet (lock-free,
 /// its mirror), so a move to ERR stops the responder at the next packet.
 /// A modify of the other attributes in the middle of a call is seen at
 /// the next call, at most [`RESP_PACKETS_PER_CALL`] packets later: none of
@@ -1694,8 +1694,12 @@ pub(crate) fn receiver(qp: &Arc<Qp>) -> Step {
             break;
         }
     }
+    // The expected PSN for query_qp, if the call moved it (a READ's
+    // middle responses do not): as the completer stores `comp_psn`.
     let psn = r.info.psn;
-    qp.with_attrs_mut(|a| a.resp_psn = psn);
+    if psn != rq_psn {
+        qp.with_attrs_mut(|a| a.resp_psn = psn);
+    }
     if again {
         Step::More
     } else {
