@@ -13,8 +13,8 @@
 # (perf script). PROF_ARGS adds perftest options on both sides (e.g. "-e":
 # wait for completions with events instead of polling). Prints "pair round
 # MB/s" lines into $RUN/b/pairs/bw.txt and the median of each pair at the
-# end. Not part of any test set; run on the
-# bench kernel with the benchmark's clock:
+# end. Not part of any test set; run on the bench kernel with the
+# benchmark's clock:
 #   RRXE_GUEST_APPEND="tsc_early_khz=<host kHz>" tests/guest/run-pair.sh \
 #       RUNDIR "$KB" "$MOD" bench bench bench_pairs
 # timeout: 1800
