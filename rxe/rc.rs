@@ -451,12 +451,17 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
     // completer step to the next while the requester, which writes the
     // WQEs it sends, is idle.
     let mut comp_loaded = None;
+    // What the completer read of the attributes, kept from one of its
+    // steps to the next while the requester does not run; its PSN is
+    // stored back before the requester runs and at the end of the call.
+    let mut comp_attrs = None;
     for _ in 0..SEND_STEPS_PER_CALL {
         let mut sent = None;
         let req = if req_idle {
             Step::Done
         } else {
             comp_loaded = None;
+            store_comp_psn(qp, &s, &mut comp_attrs);
             requester(&dev, qp, &mut s, req_buf, &mut mrs, &mut sent)
         };
         req_idle = req == Step::Done;
@@ -472,8 +477,16 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
                 }
                 Step::Done
             }
-            _ if req_idle && completer_idle(qp, &mut s) => Step::Done,
-            _ => completer(&dev, qp, &mut s, comp_buf, &mut mrs, &mut comp_loaded),
+            _ if req_idle && completer_idle(qp, &mut s, &mut comp_attrs) => Step::Done,
+            _ => completer(
+                &dev,
+                qp,
+                &mut s,
+                comp_buf,
+                &mut mrs,
+                &mut comp_loaded,
+                &mut comp_attrs,
+            ),
         };
         if req_idle && comp == Step::More {
             comp_since_idle = true;
@@ -493,9 +506,77 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
             step = Step::More;
         }
     }
+    store_comp_psn(qp, &s, &mut comp_attrs);
     s.wqe_buf = Some(buf);
     s.timer.arm(qp);
     step
+}
+
+/// What the completer reads of the QP's attributes, in one hold of their
+/// lock, and keeps over the steps it takes in a row in a send-task call
+/// (while the requester, which moves `req_psn` and reads `comp_psn`, does
+/// not run): a READ's responses, or a run of ACKs, take the irq-safe lock
+/// once a call instead of twice a response. The state is read again
+/// before each step, lock-free. A modify of the limits or the timeout in
+/// the middle of a call (SQD allows it) is seen at the next call, at most
+/// [`SEND_STEPS_PER_CALL`] responses later (C reads them unlocked, per
+/// response).
+#[derive(Clone, Copy)]
+struct CompAttrs {
+    lim: RetryLimits,
+    /// The requester's PSN.
+    req_psn: u32,
+    /// The retry counts a modify to RTS set (`comp_retry_cnt`,
+    /// `comp_rnr_retry`).
+    counts: (u8, u8),
+    timeout_jiffies: u64,
+    /// `comp_psn` as the attributes hold it: the completer's own PSN
+    /// (`CompInfo::psn`) goes back there when it differs.
+    stored_psn: u32,
+}
+
+impl CompAttrs {
+    /// The QP's state, read now, and the completer's attributes: those
+    /// `kept` from its last step, or read now, with the completer's PSN
+    /// taken from them (a modify may have set it, `sq_psn`).
+    fn get(qp: &Qp, s: &mut SendSide, kept: &mut Option<Self>) -> (QpState, Self) {
+        if let Some(a) = *kept {
+            return (qp.state(), a);
+        }
+        let (state, a) = Self::read(qp);
+        s.comp.psn = a.stored_psn;
+        *kept = Some(a);
+        (state, a)
+    }
+
+    fn read(qp: &Qp) -> (QpState, Self) {
+        qp.with_attrs(|a| {
+            (
+                a.state,
+                Self {
+                    lim: RetryLimits {
+                        retry_cnt: a.retry_cnt,
+                        rnr_retry: a.rnr_retry,
+                    },
+                    req_psn: a.req_psn,
+                    counts: (a.comp_retry_cnt, a.comp_rnr_retry),
+                    timeout_jiffies: a.timeout_jiffies,
+                    stored_psn: a.comp_psn,
+                },
+            )
+        })
+    }
+}
+
+/// Ends the completer's hold on `attrs`: stores its PSN for the requester
+/// and query_qp if its steps moved it.
+fn store_comp_psn(qp: &Qp, s: &SendSide, attrs: &mut Option<CompAttrs>) {
+    if let Some(a) = attrs.take() {
+        let psn = s.comp.psn;
+        if psn != a.stored_psn {
+            qp.with_attrs_mut(|at| at.comp_psn = psn);
+        }
+    }
 }
 
 /// Whether a run of the completer would find nothing to do (no response,
@@ -507,7 +588,7 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
 /// response taken (the requester looks again after it); this is a look at
 /// the response queue and the head WQE's state instead of the completer's
 /// setup and walk.
-fn completer_idle(qp: &Qp, s: &mut SendSide) -> bool {
+fn completer_idle(qp: &Qp, s: &mut SendSide, kept: &mut Option<CompAttrs>) -> bool {
     if s.comp_timeout || s.comp.timeout_retry || qp.io().resp_queued() {
         return false;
     }
@@ -517,14 +598,14 @@ fn completer_idle(qp: &Qp, s: &mut SendSide) -> bool {
     if s.flags.finished_own && matches!(head_state(qp), Some(WqeState::Done | WqeState::Error)) {
         return false;
     }
-    let (state, req_psn, comp_psn, timeout_jiffies) =
-        qp.with_attrs(|a| (a.state, a.req_psn, a.comp_psn, a.timeout_jiffies));
+    let (state, a) = CompAttrs::get(qp, s, kept);
     if !matches!(state, QpState::Rts | QpState::Sqd) {
         // The completer returns at once.
         return true;
     }
-    let rearm = psn_diff(req_psn, comp_psn) > 0;
-    settle_retry_timer(qp, s, rearm, req_psn, comp_psn, timeout_jiffies);
+    let comp_psn = s.comp.psn;
+    let rearm = psn_diff(a.req_psn, comp_psn) > 0;
+    settle_retry_timer(qp, s, rearm, a.req_psn, comp_psn, a.timeout_jiffies);
     true
 }
 
@@ -1148,27 +1229,23 @@ fn completer(
     buf: &mut [u8],
     mrs: &mut MrCache,
     loaded: &mut Option<u32>,
+    kept: &mut Option<CompAttrs>,
 ) -> Step {
     let rxe = dev.data();
-    // Everything the run reads of the attributes, in one hold of their
-    // lock: the requester, which moves `req_psn`, runs in this task, not
-    // meanwhile.
-    let (state, lim, comp_psn, req_psn, counts, timeout_jiffies) = qp.with_attrs(|a| {
-        (
-            a.state,
-            RetryLimits {
-                retry_cnt: a.retry_cnt,
-                rnr_retry: a.rnr_retry,
-            },
-            a.comp_psn,
-            a.req_psn,
-            (a.comp_retry_cnt, a.comp_rnr_retry),
-            a.timeout_jiffies,
-        )
-    });
+    // Everything the run reads of the attributes, read at the first step
+    // of a row (the requester, which moves `req_psn`, runs in this task,
+    // not meanwhile): [`CompAttrs`].
+    let (state, attrs) = CompAttrs::get(qp, s, kept);
     if !matches!(state, QpState::Rts | QpState::Sqd) {
         return Step::Done;
     }
+    let CompAttrs {
+        lim,
+        req_psn,
+        counts,
+        timeout_jiffies,
+        ..
+    } = attrs;
     if s.fresh {
         // The counts the modify to RTS set (`qp->comp.retry_cnt`,
         // `qp->comp.rnr_retry`).
@@ -1176,7 +1253,6 @@ fn completer(
         s.comp.retry_cnt = counts.0;
         s.comp.rnr_retry = counts.1;
     }
-    s.comp.psn = comp_psn;
     let mut env = CompQp {
         dev,
         rxe: &rxe,
@@ -1212,11 +1288,9 @@ fn completer(
         // The requester's copy is stale: it copies the WQE out again.
         s.req = ReqAt::Wqe(index);
     }
-    // The completer's PSN for the requester, if a response moved it.
+    // The completer's PSN goes to the attributes when the row of steps
+    // ends (`store_comp_psn`).
     let psn = s.comp.psn;
-    if psn != comp_psn {
-        qp.with_attrs_mut(|a| a.comp_psn = psn);
-    }
     settle_retry_timer(qp, s, env.rearm, req_psn, psn, timeout_jiffies);
     if let Some(usecs) = env.rnr_usecs {
         // No retry before the RNR NAK timer fires.
@@ -1229,7 +1303,9 @@ fn completer(
         p.consume();
     }
     if let Some(cons0) = env.cons0 {
-        catch_up(qp, s, cons0);
+        if let (Some(req_psn), Some(a)) = (catch_up(qp, s, cons0), kept.as_mut()) {
+            a.req_psn = req_psn;
+        }
     }
     if again {
         Step::More
@@ -1245,10 +1321,9 @@ fn completer(
 /// the send queue's indices wrapped, a freed slot can be the producer's
 /// index: the requester would take the queue for empty and never send the
 /// WQE posted next (the C driver's requester has the same window).
-fn catch_up(qp: &Qp, s: &mut SendSide, cons0: u32) {
-    let Some(req) = s.req.index() else {
-        return;
-    };
+/// Returns the requester's PSN if it looked at it.
+fn catch_up(qp: &Qp, s: &mut SendSide, cons0: u32) -> Option<u32> {
+    let req = s.req.index()?;
     let freed = {
         let q = qp.sq_queue().lock();
         let cons = q.consumer(QueueType::FromClient);
@@ -1263,16 +1338,16 @@ fn catch_up(qp: &Qp, s: &mut SendSide, cons0: u32) {
         }
         found
     };
-    if let Some(cons) = freed {
-        s.req = ReqAt::Wqe(cons);
-        s.prev = None;
-        let comp_psn = s.comp.psn;
-        qp.with_attrs_mut(|a| {
-            if psn_diff(a.req_psn, comp_psn) < 0 {
-                a.req_psn = comp_psn;
-            }
-        });
-    }
+    let cons = freed?;
+    s.req = ReqAt::Wqe(cons);
+    s.prev = None;
+    let comp_psn = s.comp.psn;
+    Some(qp.with_attrs_mut(|a| {
+        if psn_diff(a.req_psn, comp_psn) < 0 {
+            a.req_psn = comp_psn;
+        }
+        a.req_psn
+    }))
 }
 
 /// The payload of the request being processed, read in place from its skb
