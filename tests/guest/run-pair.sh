@@ -59,7 +59,7 @@ CFG
 [ -z "${RRXE_GUEST_ENV:-}" ] || echo "$RRXE_GUEST_ENV" >>"$RUN/config.sh"
 
 boot() { # role netdev-spec mac [the other guest's end of a nodelay link]
-	local role=$1 plugin=() dump=()
+	local role=$1 plugin=() dump=() monitor=(-monitor none)
 	# Run in the background, so in a subshell of its own: the other end
 	# closed here stays open for the other guest.
 	[ -z "${4:-}" ] || eval "exec $4>&-"
@@ -73,9 +73,14 @@ boot() { # role netdev-spec mac [the other guest's end of a nodelay link]
 	if [ -n "${RRXE_QEMU_PCAP:-}" ]; then
 		dump=(-object "filter-dump,id=dump0,netdev=n0,file=$RUN/link-$role.pcap,maxlen=128")
 	fi
+	# RRXE_QEMU_MONITOR=1: QEMU's human monitor on a unix socket,
+	# $RUN/monitor-<role>.sock (e.g. `info jit` around a measurement).
+	if [ -n "${RRXE_QEMU_MONITOR:-}" ]; then
+		monitor=(-monitor "unix:$RUN/monitor-$role.sock,server=on,wait=off")
+	fi
 	timeout -k 10 "$GUEST_TIMEOUT" qemu-system-x86_64 \
 		-accel tcg -cpu max,la57=off -smp "$GUEST_CPUS" -m "$GUEST_MEM" "${plugin[@]}" \
-		-display none -monitor none -no-reboot -nic none \
+		-display none "${monitor[@]}" -no-reboot -nic none \
 		-serial "file:$RUN/console-$role.log" \
 		-kernel "$KB/arch/x86/boot/bzImage" \
 		-append "console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro init=$RRXE_REPO/tests/guest/init.sh rrxe_role=$role panic=-1 oops=panic loglevel=6 $GUEST_APPEND" \
