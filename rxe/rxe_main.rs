@@ -60,7 +60,14 @@ mod wire;
 pub mod wqe;
 mod xmit;
 
-use kernel::prelude::*;
+use kernel::{
+    bindings::{
+        wq_consts_WQ_MAX_ACTIVE,
+        wq_flags_WQ_HIGHPRI,
+        wq_flags_WQ_UNBOUND, //
+    },
+    prelude::*, //
+};
 use rdma::{
     ib_device::DriverRegistration,
     link::LinkRegistration,
@@ -98,7 +105,13 @@ impl kernel::InPlaceModule for RxeModule {
         try_pin_init!(Self {
             // The per-namespace sockets before any device can take them.
             netns <- PernetRegistration::register(),
-            wq: task::WQ.alloc(c"rxe_wq")?,
+            // C's `alloc_workqueue("rxe_wq", WQ_UNBOUND, WQ_MAX_ACTIVE)`,
+            // of high priority (rxe/task.rs, `WQ`).
+            wq: task::WQ.alloc_with(
+                c"rxe_wq",
+                wq_flags_WQ_UNBOUND | wq_flags_WQ_HIGHPRI,
+                wq_consts_WQ_MAX_ACTIVE as i32,
+            )?,
             // The notifier is in place before the first device can appear.
             driver <- DriverRegistration::register(),
             link <- LinkRegistration::register(),

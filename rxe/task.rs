@@ -37,9 +37,13 @@ use kernel::{
     },
 };
 
-/// The driver's workqueue (`rxe_wq`): unbound, as the C driver's; the
-/// module registers it before any device exists and destroys it after the
-/// last one, waiting for the work items in it.
+/// The driver's workqueue (`rxe_wq`): unbound, as the C driver's, and of
+/// high priority (`WQ_HIGHPRI`, its workers run at nice -20), which C's is
+/// not: a QP's task is the NIC's work, on the path of every message, and
+/// a busy-polling application on the same CPU held a woken worker back
+/// for up to a tick (Documentation/differences.rst). The module registers
+/// it before any device exists and destroys it after the last one,
+/// waiting for the work items in it.
 pub(crate) static WQ: ModuleQueue = ModuleQueue::new();
 
 /// Calls of a task's function per run before it is queued again
