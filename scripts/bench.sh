@@ -18,6 +18,10 @@
 # The guests' link is a TCP connection with Nagle's algorithm off
 # (--link nodelay, the default; tcp: QEMU's own stream, whose held-back
 # frames put 20-45 ms into every exchange of two frames in a row).
+# RRXE_BENCH_MODDIR=DIR takes the rust set's rdma_rxe.ko, rdma_ucm.ko and
+# ib_cm.ko from DIR instead of building this checkout's: a yardstick, e.g.
+# the C modules built with one change (Documentation/benchmarks.rst, "The
+# tasks' workqueue at high priority").
 
 . "$(dirname "$0")/lib.sh"
 
@@ -40,7 +44,7 @@ out=$(cd "$out" && pwd)
 # matplotlib draws the figure; libibverbs-dev and gcc build objmem.
 RRXE_EXTRA_PKGS="python3-matplotlib libibverbs-dev gcc" "$RRXE_REPO/scripts/setup.sh"
 KB=$("$RRXE_REPO/scripts/build-kernel.sh" bench)
-MODDIR=$("$RRXE_REPO/scripts/build-modules.sh" bench)
+MODDIR=${RRXE_BENCH_MODDIR:-$("$RRXE_REPO/scripts/build-modules.sh" bench)}
 
 # Under the cache, which the guests see (they mount tmpfs over /tmp, /var/tmp).
 bin=$RRXE_CACHE/bench-bin
