@@ -1685,8 +1685,9 @@ const RESP_PACKETS_PER_CALL: u32 = 16;
 /// for up to [`RESP_PACKETS_PER_CALL`] packets. The QP's attributes (its
 /// limits, access flags, path and expected PSN) are read once a call, in
 /// one hold of their lock, and the PSN the call reached is stored back
-/// at its end if it moved; the state is checked again before each packet (lock-free,
-/// its mirror), so a move to ERR stops the responder at the next packet.
+/// at its end if it moved; the state is checked again before each packet
+/// (lock-free, its mirror), so a move to ERR stops the responder at the
+/// next packet.
 /// A modify of the other attributes in the middle of a call is seen at
 /// the next call, at most [`RESP_PACKETS_PER_CALL`] packets later: none of
 /// them changes in RTS but the access flags, and a modify is ordered with
