@@ -484,15 +484,15 @@ impl Qp {
 
     /// Takes the next receive WQE of its SRQ or receive queue, for the
     /// responder; `None` if there is none (or it is malformed).
-    pub(crate) fn take_recv_wqe(&self) -> Option<crate::srq::RecvWqe> {
+    pub(crate) fn take_recv_wqe(&self, list: &mut [u8]) -> Option<crate::srq::RecvHead> {
         if let Some(srq) = &self.srq {
-            return srq.take_wqe().ok().flatten();
+            return srq.take_wqe(list).ok().flatten();
         }
         let max_sge = self.rq.max_sge;
         let mut g = self.rq_queue.lock();
         let q = (*g).as_mut()?;
         let index = q.head(QueueType::FromClient)?;
-        let wqe = crate::srq::read_recv_wqe(q, index, max_sge).ok()?;
+        let wqe = crate::srq::read_recv_wqe(q, index, max_sge, list).ok()?;
         q.advance_consumer(QueueType::FromClient).ok()?;
         Some(wqe)
     }

@@ -196,10 +196,9 @@ struct RespIo {
     /// The receive WQE being filled.
     wqe: Option<CurRecv>,
     /// The entries of the receive WQE being filled, in the layout
-    /// [`copy::copy_data`] walks; kept from one WQE to the next, so that a
-    /// message allocates nothing once it exists. Kept here only, not also
-    /// as a [`crate::srq::RecvWqe`] with room for [`params::MAX_SGE`] of
-    /// them: that would make every QP 512 bytes larger.
+    /// [`copy::copy_data`] walks, where the WQE's entries are copied from
+    /// its queue; kept from one WQE to the next, so that a message
+    /// allocates nothing once it exists.
     list: KVec<u8>,
     /// The memory the current RDMA request resolved to.
     mr: Option<copy::RemoteMr>,
@@ -1411,12 +1410,10 @@ impl RespEnv for RespQp<'_> {
     }
 
     fn take_recv_wqe(&mut self) -> Result<(), RespState> {
-        let Some(w) = self.qp.take_recv_wqe() else {
-            return Err(RespState::ErrRnr);
-        };
-        // The entries past `num_sge` may be an earlier WQE's: nothing reads
-        // them (the data walk stops at `num_sge`, and a WQE without
-        // entries takes no byte).
+        // The list's room first, so that a failed allocation leaves the WQE
+        // on its queue. The entries past the WQE's `num_sge` may be an
+        // earlier WQE's: nothing reads them (the data walk stops at
+        // `num_sge`, and a WQE without entries takes no byte).
         let list = &mut self.r.list;
         let size = params::MAX_SGE as usize * 16;
         if list.len() != size {
@@ -1425,9 +1422,9 @@ impl RespEnv for RespQp<'_> {
                 return Err(RespState::ErrRnr);
             }
         }
-        for (i, s) in w.sge.iter().take(w.num_sge as usize).enumerate() {
-            wqe::put_sge(list, 0, i, s.addr, s.length, s.lkey);
-        }
+        let Some(w) = self.qp.take_recv_wqe(list) else {
+            return Err(RespState::ErrRnr);
+        };
         let dma = DmaInfo {
             length: w.length,
             resid: w.length,

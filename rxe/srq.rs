@@ -13,6 +13,7 @@
 use crate::{
     device::Rxe,
     params,
+    qp_attr::SGE_SIZE,
     queue::Queue,
     queue_index::QueueType,
     rdma::{
@@ -38,6 +39,7 @@ use crate::{
             SrqDriver, //
         },
     },
+    wqe, //
 };
 use core::mem::{
     offset_of,
@@ -63,37 +65,47 @@ pub(crate) fn recv_wqe_size(max_sge: u32) -> usize {
     recv_wqe::SIZE + max_sge as usize * size_of::<Sge>()
 }
 
-/// A receive WQE copied out of a queue, for the responder (being written).
-#[allow(dead_code)]
+/// The fixed part of a receive WQE copied out of its queue; its entries go
+/// straight to the responder's list ([`read_recv_wqe`]).
 #[derive(Clone, Copy)]
-pub(crate) struct RecvWqe {
+pub(crate) struct RecvHead {
     /// The work request's id.
     pub(crate) wr_id: u64,
     /// Bytes the scatter/gather list holds.
     pub(crate) length: u32,
-    /// Elements of `sge` in use.
+    /// Entries the list has.
     pub(crate) num_sge: u32,
-    /// The scatter/gather list.
-    pub(crate) sge: [Sge; params::MAX_SGE as usize],
 }
 
-/// Copies the WQE at `index` of `q`; `EINVAL` if its `num_sge` is over
-/// `max_sge` (user space wrote it: a malformed WQE).
-pub(crate) fn read_recv_wqe(q: &Queue, index: u32, max_sge: u32) -> Result<RecvWqe> {
+/// Copies the WQE at `index` of `q`: its fixed part, returned, and its
+/// `num_sge` entries into `list` in the layout [`crate::copy::copy_data`]
+/// walks ([`wqe::put_sge`]). `EINVAL` if `num_sge` is over `max_sge` or
+/// `list`'s room (user space wrote it: a malformed WQE). Only the entries in
+/// use are copied, once: a WQE is read for every message, and a copy with
+/// room for [`params::MAX_SGE`] entries (528 bytes, moved again on its way
+/// out) made the receive path copy twice the bytes C's does.
+pub(crate) fn read_recv_wqe(
+    q: &Queue,
+    index: u32,
+    max_sge: u32,
+    list: &mut [u8],
+) -> Result<RecvHead> {
     let num_sge: u32 = q.read(index, recv_wqe::NUM_SGE)?;
-    if num_sge > max_sge || num_sge > params::MAX_SGE {
+    if num_sge > max_sge
+        || num_sge > params::MAX_SGE
+        || list.len() < num_sge as usize * SGE_SIZE as usize
+    {
         return Err(EINVAL);
     }
-    let mut wqe = RecvWqe {
+    for i in 0..num_sge as usize {
+        let s: Sge = q.read(index, recv_wqe::SGE + i * size_of::<Sge>())?;
+        wqe::put_sge(list, 0, i, s.addr, s.length, s.lkey);
+    }
+    Ok(RecvHead {
         wr_id: q.read(index, recv_wqe::WR_ID)?,
         length: q.read(index, recv_wqe::LENGTH)?,
         num_sge,
-        sge: [Sge::default(); params::MAX_SGE as usize],
-    };
-    for (i, sge) in wqe.sge.iter_mut().take(num_sge as usize).enumerate() {
-        *sge = q.read(index, recv_wqe::SGE + i * size_of::<Sge>())?;
-    }
-    Ok(wqe)
+    })
 }
 
 /// Posts a kernel consumer's request `wr` to `q` as a [`QueueType::FromUlp`]
@@ -159,11 +171,12 @@ impl Srq {
         self.srq_num
     }
 
-    /// Takes the next WQE for an incoming message (`get_srq_wqe`): `None`
-    /// if there is none (an RNR for the sender), `EINVAL` if it is
-    /// malformed. Raises `IB_EVENT_SRQ_LIMIT_REACHED`, once, when fewer
-    /// than the armed limit remain.
-    pub(crate) fn take_wqe(&self) -> Result<Option<RecvWqe>> {
+    /// Takes the next WQE for an incoming message (`get_srq_wqe`), its
+    /// entries into `list` as [`read_recv_wqe`]: `None` if there is none (an
+    /// RNR for the sender), `EINVAL` if it is malformed. Raises
+    /// `IB_EVENT_SRQ_LIMIT_REACHED`, once, when fewer than the armed limit
+    /// remain.
+    pub(crate) fn take_wqe(&self, list: &mut [u8]) -> Result<Option<RecvHead>> {
         let t = QueueType::FromClient;
         let mut g = self.rq.lock();
         if g.dead {
@@ -172,7 +185,7 @@ impl Srq {
         let Some(index) = g.queue.head(t) else {
             return Ok(None);
         };
-        let wqe = read_recv_wqe(&g.queue, index, self.max_sge)?;
+        let wqe = read_recv_wqe(&g.queue, index, self.max_sge, list)?;
         g.queue.advance_consumer(t)?;
         let count = g.queue.count(t);
         if g.limit != 0 && self.core.has_event_handler() && count < g.limit {

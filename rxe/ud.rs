@@ -289,15 +289,12 @@ fn receive_one(dev: &Device<Rxe>, qp: &Arc<Qp>, pkt: RecvPkt) {
         return;
     };
     let solicited = view.bth().se;
-    let Some(wqe) = qp.take_recv_wqe() else {
+    let mut list = [0u8; params::MAX_SGE as usize * 16];
+    let Some(wqe) = qp.take_recv_wqe(&mut list) else {
         // No receive posted: a datagram is dropped (C: RNR for UD).
         return;
     };
     let rxe = dev.data();
-    let mut list = [0u8; params::MAX_SGE as usize * 16];
-    for (i, s) in wqe.sge.iter().take(wqe.num_sge as usize).enumerate() {
-        wqe::put_sge(&mut list, 0, i, s.addr, s.length, s.lkey);
-    }
     let total = GRH_LEN + payload.len();
     let mut dma = DmaInfo {
         length: wqe.length,

@@ -25,7 +25,9 @@
 # the guest instructions executed over the transfer are counted by the
 # address of their translation block (<set>.tb, with <set>.kallsyms to
 # name them; tests/bench/tb-report.py prints them by symbol): exact counts,
-# the same for the same work.
+# the same for the same work. With PROF_HOST=1 neither runs: the guests only
+# keep <set>.kallsyms, for a profiler on the host that reads the guest code
+# QEMU translated (QEMU >= 8.1's -perfmap; Documentation/benchmarks.rst).
 # timeout: 900
 KREL=$(uname -r)
 OP=${PROF_OP:-send} KIND=${PROF_KIND:-bw} SIZE=${PROF_SIZE:-65536} ITERS=${PROF_ITERS:-1000}
@@ -73,6 +75,8 @@ for SET in ${PROF_SETS:-c rust}; do
 	if [ -n "$TB" ]; then
 		ppid=
 		tb_request "start.$SET" reset || exit 1
+	elif [ -n "${PROF_HOST:-}" ]; then
+		ppid=
 	else
 		perf record -e cpu-clock -a -g -o /tmp/perf.data -- sleep 60 >/dev/null 2>&1 &
 		ppid=$!
@@ -127,6 +131,8 @@ for SET in ${PROF_SETS:-c rust}; do
 	if [ -n "$TB" ]; then
 		tb_request "$SET" dump || exit 1
 		cp "$TB/$SET.tb" "$OUT/$SET.tb"
+	fi
+	if [ -n "$TB${PROF_HOST:-}" ]; then
 		cat /proc/kallsyms >"$OUT/$SET.kallsyms"
 	fi
 	# The sources that fired during the transfer, most first.
