@@ -33,6 +33,12 @@ GUEST_APPEND=${RRXE_GUEST_APPEND:-}
 # A TCG plugin for both guests (tests/bench/tbcount.so, the instruction
 # counter of bench_profile.sh), given RUNDIR/<role>/tb as its directory.
 PLUGIN=${RRXE_QEMU_PLUGIN:-}
+# Another QEMU binary, and words appended to both guests' command lines
+# (a later -cpu overrides the one below), for by-hand profiling, e.g. a
+# QEMU >= 8.1 with -perfmap (Documentation/benchmarks.rst, "The receive
+# WQE's copy, found from the host").
+QEMU=${RRXE_QEMU:-qemu-system-x86_64}
+read -r -a QEMU_ARGS <<<"${RRXE_QEMU_ARGS:-}"
 
 # The guests cover these host paths with tmpfs (tests/guest/init.sh): modules
 # there are invisible in the guest, which would then load the in-tree ones.
@@ -78,7 +84,7 @@ boot() { # role netdev-spec mac [the other guest's end of a nodelay link]
 	if [ -n "${RRXE_QEMU_MONITOR:-}" ]; then
 		monitor=(-monitor "unix:$RUN/monitor-$role.sock,server=on,wait=off")
 	fi
-	timeout -k 10 "$GUEST_TIMEOUT" qemu-system-x86_64 \
+	timeout -k 10 "$GUEST_TIMEOUT" "$QEMU" \
 		-accel tcg -cpu max,la57=off -smp "$GUEST_CPUS" -m "$GUEST_MEM" "${plugin[@]}" \
 		-display none "${monitor[@]}" -no-reboot -nic none \
 		-serial "file:$RUN/console-$role.log" \
@@ -91,7 +97,7 @@ boot() { # role netdev-spec mac [the other guest's end of a nodelay link]
 		-fsdev local,id=repo,path="$RRXE_REPO",security_model=none,readonly=on \
 		-device virtio-9p-pci,fsdev=repo,mount_tag=repo \
 		-netdev "socket,id=n0,$2" \
-		-device "virtio-net-pci,netdev=n0,mac=$3" "${dump[@]}" \
+		-device "virtio-net-pci,netdev=n0,mac=$3" "${dump[@]}" "${QEMU_ARGS[@]}" \
 		>"$RUN/qemu-$role.log" 2>&1
 	echo $? >"$RUN/qemu-$role.status"
 	# Tell the other guest not to wait for this one any more.
