@@ -13,7 +13,12 @@ it came from ("guest-0x..."). ``record`` runs beside a ``run-pair.sh`` of
 ``bench_profile.ready.SET.a`` to its ``bench_profile.done.SET.b`` (the
 transfer, with a second of set-up) into RUN/hostprof/SET.data, and which
 QEMU process is which guest (RUN/hostprof/pids.txt); PERFMAP_FREQ sets the
-sampling rate (9999 by default). ``report`` splits each guest's QEMU
+sampling rate (9999 by default); with PERFMAP_CALLERS=1 it also records
+each sample's call chain (``--call-graph=dwarf``), so that ``report
+--callers`` can name, for the time in QEMU's functions, the guest code
+that called them (the first translated block on the host stack: a return
+or indirect jump of the guest calls ``helper_lookup_tb_ptr``, a miss of
+the software TLB its fill). ``report`` splits each guest's QEMU
 samples into QEMU's own code (by function: its helpers, the software MMU,
 the jump cache's probe ``helper_lookup_tb_ptr``), the host kernel, and
 the translated code by guest symbol (SET.kallsyms, which bench_profile.sh
@@ -51,8 +56,9 @@ def record(run):
             seen.add(st)
             os.makedirs(out, exist_ok=True)
             write_pids(run, out)
+            callers = ["--call-graph=dwarf,2048"] if os.environ.get("PERFMAP_CALLERS") else []
             perf = subprocess.Popen(
-                ["perf", "record", "-e", "cpu-clock", "-F", freq, "-a",
+                ["perf", "record", "-e", "cpu-clock", "-F", freq, "-a", *callers,
                  "-o", os.path.join(out, st + ".data")],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             done = os.path.join(sync, f"bench_profile.done.{st}.b")
@@ -95,7 +101,39 @@ def guest_symbol(syms, pc):
     return syms[i][1] if i >= 0 else "?"
 
 
-def samples(run, st):
+def part_of(g):
+    """The part of the guest a guest symbol is in: [user], [kernel] or [module]."""
+    return g.split(" ")[1] if " " in g else "[user]" if g == "[user]" else "[kernel]"
+
+
+def perf_samples(path):
+    """(pid, [(sym, dso)] from the sampled frame outwards) for each sample."""
+    out = subprocess.run(["perf", "script", "-i", path, "-F", "pid,tid,ip,sym,dso"],
+                         capture_output=True, text=True).stdout
+    pid, frames = None, []
+    for line in out.splitlines():
+        m = SAMPLE.match(line)
+        if m:
+            # A sample on one line (no call chain).
+            if pid:
+                yield pid, frames
+            yield m.group(1), [(m.group(4), os.path.basename(m.group(5)))]
+            pid, frames = None, []
+            continue
+        head = re.match(r"\s*(\d+)/(\d+)\s*$", line)
+        if head:
+            if pid:
+                yield pid, frames
+            pid, frames = head.group(1), []
+            continue
+        frame = re.match(r"\s+[0-9a-f]+\s+(\S+)\s+\((.*)\)", line)
+        if frame and pid:
+            frames.append((frame.group(1), os.path.basename(frame.group(2))))
+    if pid:
+        yield pid, frames
+
+
+def samples(run, st, callers=False):
     """Per role: {"part": Counter, "sym": Counter} of the QEMU's samples."""
     pids = {}
     with open(os.path.join(run, "hostprof", "pids.txt")) as f:
@@ -103,23 +141,25 @@ def samples(run, st):
             role, pid = line.split()
             pids[pid] = role
     syms = {r: kallsyms(os.path.join(run, r, "prof", st + ".kallsyms")) for r in "ab"}
-    out = subprocess.run(["perf", "script", "-i", os.path.join(run, "hostprof", st + ".data"),
-                          "-F", "pid,tid,ip,sym,dso"], capture_output=True, text=True).stdout
     res = {r: {"part": collections.Counter(), "sym": collections.Counter()} for r in "ab"}
-    for line in out.splitlines():
-        m = SAMPLE.match(line)
-        if not m or m.group(1) not in pids:
+    for pid, frames in perf_samples(os.path.join(run, "hostprof", st + ".data")):
+        if pid not in pids or not frames:
             continue
-        role = pids[m.group(1)]
-        sym, dso = m.group(4), os.path.basename(m.group(5))
+        role = pids[pid]
+        sym, dso = frames[0]
         if sym.startswith(GUEST):
             g = guest_symbol(syms[role], int(sym[len(GUEST):], 16))
-            part = "guest " + (g.split(" ")[1] if " " in g else
-                               "[user]" if g == "[user]" else "[kernel]")
+            part = "guest " + part_of(g)
             name = "guest " + g
         else:
             part = "host " + dso
             name = f"host {sym} ({dso})"
+            if callers:
+                guest = [f for f, _ in frames[1:] if f.startswith(GUEST)]
+                if guest:
+                    g = guest_symbol(syms[role], int(guest[0][len(GUEST):], 16))
+                    name += " <- " + g
+                    part += " <- guest " + part_of(g)
         res[role]["part"][part] += 1
         res[role]["sym"][name] += 1
     return res
@@ -129,7 +169,7 @@ def report(args):
     runs = [(args.run, args.set)]
     if args.run2:
         runs.append((args.run2, args.set2 or args.set))
-    data = [samples(r, s) for r, s in runs]
+    data = [samples(r, s, args.callers) for r, s in runs]
     heads = [f"{os.path.basename(os.path.normpath(r))}:{s}" for r, s in runs]
     for role in args.role or "ab":
         for what in ("part", "sym"):
@@ -157,6 +197,8 @@ def main():
     ap.add_argument("cmd", choices=["report"])
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--role", choices=["a", "b"])
+    ap.add_argument("--callers", action="store_true",
+                    help="name the guest code that called each QEMU function")
     ap.add_argument("run")
     ap.add_argument("set")
     ap.add_argument("run2", nargs="?")
