@@ -1415,7 +1415,7 @@ impl RespEnv for RespQp<'_> {
         // earlier WQE's: nothing reads them (the data walk stops at
         // `num_sge`, and a WQE without entries takes no byte).
         let list = &mut self.r.list;
-        let size = params::MAX_SGE as usize * 16;
+        let size = crate::srq::RECV_LIST_LEN;
         if list.len() != size {
             list.clear();
             if list.resize(size, 0, GFP_KERNEL).is_err() {

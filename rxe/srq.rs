@@ -77,6 +77,10 @@ pub(crate) struct RecvHead {
     pub(crate) num_sge: u32,
 }
 
+/// Bytes of a responder's list with room for the most entries a receive
+/// WQE may have, the room [`read_recv_wqe`] is given.
+pub(crate) const RECV_LIST_LEN: usize = params::MAX_SGE as usize * SGE_SIZE as usize;
+
 /// Copies the WQE at `index` of `q`: its fixed part, returned, and its
 /// `num_sge` entries into `list` in the layout [`crate::copy::copy_data`]
 /// walks ([`wqe::put_sge`]). `EINVAL` if `num_sge` is over `max_sge` or

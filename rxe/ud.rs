@@ -289,7 +289,7 @@ fn receive_one(dev: &Device<Rxe>, qp: &Arc<Qp>, pkt: RecvPkt) {
         return;
     };
     let solicited = view.bth().se;
-    let mut list = [0u8; params::MAX_SGE as usize * 16];
+    let mut list = [0u8; crate::srq::RECV_LIST_LEN];
     let Some(wqe) = qp.take_recv_wqe(&mut list) else {
         // No receive posted: a datagram is dropped (C: RNR for UD).
         return;
