@@ -63,7 +63,6 @@ mod xmit;
 use kernel::{
     bindings::{
         wq_consts_WQ_MAX_ACTIVE,
-        wq_flags_WQ_HIGHPRI,
         wq_flags_WQ_UNBOUND, //
     },
     prelude::*, //
@@ -105,11 +104,11 @@ impl kernel::InPlaceModule for RxeModule {
         try_pin_init!(Self {
             // The per-namespace sockets before any device can take them.
             netns <- PernetRegistration::register(),
-            // C's `alloc_workqueue("rxe_wq", WQ_UNBOUND, WQ_MAX_ACTIVE)`,
-            // of high priority (rxe/task.rs, `WQ`).
+            // C's `alloc_workqueue("rxe_wq", WQ_UNBOUND, WQ_MAX_ACTIVE)`
+            // (rxe/task.rs, `WQ`).
             wq: task::WQ.alloc_with(
                 c"rxe_wq",
-                wq_flags_WQ_UNBOUND | wq_flags_WQ_HIGHPRI,
+                wq_flags_WQ_UNBOUND,
                 wq_consts_WQ_MAX_ACTIVE as i32,
             )?,
             // The notifier is in place before the first device can appear.

@@ -37,11 +37,10 @@ use kernel::{
     },
 };
 
-/// The driver's workqueue (`rxe_wq`): unbound, as the C driver's, and of
-/// high priority (`WQ_HIGHPRI`, its workers run at nice -20), which C's is
-/// not: a QP's task is the NIC's work, on the path of every message, and
-/// a busy-polling application on the same CPU held a woken worker back
-/// for up to a tick (Documentation/differences.rst). The module registers
+/// The driver's workqueue (`rxe_wq`): unbound and of normal priority, as
+/// the C driver's. (It was `WQ_HIGHPRI` for a while: under a flood of
+/// packets its nice -20 workers starved the RCU grace-period kthread of a
+/// one-CPU guest; Documentation/differences.rst.) The module registers
 /// it before any device exists and destroys it after the last one,
 /// waiting for the work items in it.
 pub(crate) static WQ: ModuleQueue = ModuleQueue::new();
