@@ -1206,7 +1206,11 @@ impl QpDriver for Rxe {
         }
         if qp.is_user {
             // A doorbell: the provider wrote the WQEs to the mapped queue.
-            qp.sched_send();
+            // The requester sends them in this system call's process
+            // context, as the C driver did before its tasks became work
+            // items, rather than waking a worker for them
+            // (Documentation/differences.rst).
+            qp.io.run_send_here(qp);
             return Ok(());
         }
         qp.post_send_kernel(dev, wrs)

@@ -130,6 +130,13 @@ impl QpIo {
         self.send_task.sched(qp);
     }
 
+    /// Runs the send task in the caller's context if it is idle, else has
+    /// it go round once more where it runs ([`Task::run_here`]): a user
+    /// QP's doorbell, from its `post_send` system call.
+    pub(crate) fn run_send_here(&self, qp: ArcBorrow<'_, Qp>) {
+        self.send_task.run_here(qp);
+    }
+
     /// Schedules the receive task (`rxe_sched_task(&qp->recv_task)`).
     pub(crate) fn sched_recv(&self, qp: ArcBorrow<'_, Qp>) {
         self.recv_task.sched(qp);

@@ -11,6 +11,8 @@
 //! function until it says [`Step::Done`], at most [`MAX_ITERATIONS`] times;
 //! if there is more, the task is queued again behind the other work of the
 //! queue instead of holding the CPU (fairness across QPs, no busy loop).
+//! [`Task::run_here`] runs an idle task in the caller's context instead,
+//! for a few calls, and leaves the rest to the workqueue.
 //!
 //! While queued or running, the task holds a reference on its owner (the
 //! QP), as the C driver takes one (`rxe_get`): the QP cannot be freed under
@@ -48,6 +50,13 @@ pub(crate) static WQ: ModuleQueue = ModuleQueue::new();
 /// Calls of a task's function per run before it is queued again
 /// (`RXE_MAX_ITERATIONS`).
 pub(crate) const MAX_ITERATIONS: u32 = 1024;
+
+/// Calls of a task's function a [`Task::run_here`] makes in the caller's
+/// context before the rest goes to the workqueue: the send task's call is
+/// up to 16 packets (rxe/rc.rs), so a message of up to 64 packets is sent
+/// before the system call returns, and a long one, or a long list of them,
+/// goes on in a worker rather than holding the caller.
+pub(crate) const INLINE_ITERATIONS: u32 = 4;
 
 /// What one call of a task's function says (the C functions' 0 and
 /// non-zero returns).
@@ -140,6 +149,28 @@ impl<T: Send + Sync + 'static> Task<T> {
         }
     }
 
+    /// Runs the task on `owner` here, in the caller's context, if it is
+    /// idle (the C driver's `rxe_run_task` of the tasklet era, which ran
+    /// the requester in the poster's process context), for at most
+    /// [`INLINE_ITERATIONS`] calls of its function; what is left is queued
+    /// to the workqueue. A task queued or running elsewhere goes round once
+    /// more there instead, as [`Task::sched`]. Process context, never under
+    /// a lock the function takes; the caller's time pays for the work a
+    /// worker's wakeup would otherwise be scheduled for.
+    pub(crate) fn run_here(self: &Arc<Self>, owner: ArcBorrow<'_, T>) {
+        let mut g = self.inner.lock();
+        match g.state {
+            State::Idle => {
+                g.state = State::Busy;
+                g.owner = Some(owner.into());
+                drop(g);
+                self.clone().run(INLINE_ITERATIONS, true);
+            }
+            State::Busy => g.state = State::Armed,
+            _ => {}
+        }
+    }
+
     /// Stops the task until [`Task::enable`] (`rxe_disable_task`): the work
     /// in progress is finished first. Process context; never from the
     /// task's own function.
@@ -174,8 +205,11 @@ impl<T: Send + Sync + 'static> Task<T> {
         }
     }
 
-    /// One run from the workqueue (`do_task`).
-    fn run(self: Arc<Self>) {
+    /// One run (`do_task`): the function called until it is done, up to
+    /// `budget` calls (then queued again), and once more for each
+    /// [`Task::sched`] meanwhile; `here` (a [`Task::run_here`]) queues
+    /// that round too instead of taking it in the caller's context.
+    fn run(self: Arc<Self>, budget: u32, here: bool) {
         let owner = {
             let mut g = self.inner.lock();
             match (g.state, g.owner.clone()) {
@@ -190,55 +224,75 @@ impl<T: Send + Sync + 'static> Task<T> {
             }
         };
         loop {
-            let mut step = (self.func)(&owner);
-            let mut left = MAX_ITERATIONS;
+            let mut step = Step::More;
+            let mut left = budget;
             while step == Step::More && left > 0 {
                 step = (self.func)(&owner);
                 left -= 1;
             }
             let mut g = self.inner.lock();
-            let again = match (step, g.state) {
+            let next = match (step, g.state) {
+                // A drain goes on until done.
+                (Step::More, State::Draining) => Next::Round,
                 // Out of iterations: the rest in a later run, behind the
-                // other QPs' work; a drain goes on until done.
-                (Step::More, State::Draining) => true,
+                // other QPs' work.
                 (Step::More, _) => {
                     g.state = State::Busy;
-                    if matches!(WQ.get().map(|q| q.enqueue(self.clone())), Some(Ok(()))) {
-                        // The owner stays held for the next run.
-                        return;
-                    }
-                    g.state = State::Idle;
-                    false
+                    Next::Queue
                 }
                 // Scheduled while running: once more.
                 (Step::Done, State::Armed) => {
                     g.state = State::Busy;
-                    true
+                    Next::Round
                 }
                 (Step::Done, State::Draining) => {
                     g.state = State::Drained;
-                    false
+                    Next::End
                 }
                 (Step::Done, _) => {
                     g.state = State::Idle;
-                    false
+                    Next::End
                 }
             };
-            if !again {
-                let held = g.owner.take();
-                drop(g);
-                self.idle.notify_all();
-                drop(held);
-                return;
+            match next {
+                Next::Round if !here => continue,
+                Next::Round | Next::Queue => {
+                    if matches!(WQ.get().map(|q| q.enqueue(self.clone())), Some(Ok(()))) {
+                        // The owner stays held for the next run.
+                        return;
+                    }
+                    // No queue: the module is going away.
+                    g.state = if g.state == State::Draining {
+                        State::Drained
+                    } else {
+                        State::Idle
+                    };
+                }
+                Next::End => {}
             }
+            let held = g.owner.take();
+            drop(g);
+            self.idle.notify_all();
+            drop(held);
+            return;
         }
     }
+}
+
+/// What a run does after its calls.
+enum Next {
+    /// Another round here.
+    Round,
+    /// The rest in a run from the workqueue.
+    Queue,
+    /// Idle (or drained).
+    End,
 }
 
 impl<T: Send + Sync + 'static> WorkItem for Task<T> {
     type Pointer = Arc<Task<T>>;
 
     fn run(this: Arc<Task<T>>) {
-        this.run();
+        this.run(MAX_ITERATIONS, false);
     }
 }
