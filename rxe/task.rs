@@ -209,8 +209,8 @@ impl<T: Send + Sync + 'static> Task<T> {
 
     /// One run (`do_task`): the function called until it is done, up to
     /// `budget` calls (then queued again), and once more for each
-    /// [`Task::sched`] meanwhile; `here` (a [`Task::run_here`]) queues
-    /// that round too instead of taking it in the caller's context.
+    /// [`Task::sched`] meanwhile; `here` (a [`Task::run_here`]) counts
+    /// those rounds' calls in its budget and queues what is left.
     fn run(self: Arc<Self>, budget: u32, here: bool) {
         let owner = {
             let mut g = self.inner.lock();
@@ -225,9 +225,15 @@ impl<T: Send + Sync + 'static> Task<T> {
                 }
             }
         };
+        // A run from the workqueue has `budget` calls a round; one here has
+        // `budget` in all, its rounds included, so that responses arriving
+        // all the while cannot hold the caller.
+        let mut left = budget;
         loop {
+            if !here {
+                left = budget;
+            }
             let mut step = Step::More;
-            let mut left = budget;
             while step == Step::More && left > 0 {
                 step = (self.func)(&owner);
                 left -= 1;
@@ -257,7 +263,7 @@ impl<T: Send + Sync + 'static> Task<T> {
                 }
             };
             match next {
-                Next::Round if !here => continue,
+                Next::Round if !here || left > 0 => continue,
                 Next::Round | Next::Queue => {
                     if matches!(WQ.get().map(|q| q.enqueue(self.clone())), Some(Ok(()))) {
                         // The owner stays held for the next run.
