@@ -93,6 +93,26 @@ struct Inner<T> {
     owner: Option<Arc<T>>,
 }
 
+impl<T> Inner<T> {
+    /// Takes an idle task for a run on `owner`, which it then holds, and
+    /// says so (`__reserve_if_idle`); a task queued or running is armed to
+    /// go round once more instead, and one stopped is left as it is.
+    fn reserve(&mut self, owner: ArcBorrow<'_, T>) -> bool {
+        match self.state {
+            State::Idle => {
+                self.state = State::Busy;
+                self.owner = Some(owner.into());
+                true
+            }
+            State::Busy => {
+                self.state = State::Armed;
+                false
+            }
+            _ => false,
+        }
+    }
+}
+
 /// Work of an owner `T` (a QP) run from the driver's workqueue.
 #[pin_data]
 pub(crate) struct Task<T: Send + Sync + 'static> {
@@ -133,22 +153,21 @@ impl<T: Send + Sync + 'static> Task<T> {
     /// Has the task run on `owner` soon (`rxe_sched_task`); any context.
     pub(crate) fn sched(self: &Arc<Self>, owner: ArcBorrow<'_, T>) {
         let mut g = self.inner.lock();
-        match g.state {
-            State::Idle => {
-                g.state = State::Busy;
-                g.owner = Some(owner.into());
-                if !matches!(WQ.get().map(|q| q.enqueue(self.clone())), Some(Ok(()))) {
-                    // No queue (module going away), or queued already,
-                    // which an idle task cannot be.
-                    g.state = State::Idle;
-                    let owner = g.owner.take();
-                    drop(g);
-                    drop(owner);
-                }
-            }
-            State::Busy => g.state = State::Armed,
-            _ => {}
+        if g.reserve(owner) && !self.enqueue() {
+            // No queue (module going away), or queued already, which an
+            // idle task cannot be.
+            g.state = State::Idle;
+            let owner = g.owner.take();
+            drop(g);
+            drop(owner);
         }
+    }
+
+    /// Queues the task's work item on the driver's workqueue; `false` if
+    /// there is no queue (the module is going away) or it is queued
+    /// already.
+    fn enqueue(self: &Arc<Self>) -> bool {
+        matches!(WQ.get().map(|q| q.enqueue(self.clone())), Some(Ok(())))
     }
 
     /// Runs the task on `owner` here, in the caller's context, if it is
@@ -161,15 +180,9 @@ impl<T: Send + Sync + 'static> Task<T> {
     /// worker's wakeup would otherwise be scheduled for.
     pub(crate) fn run_here(self: &Arc<Self>, owner: ArcBorrow<'_, T>) {
         let mut g = self.inner.lock();
-        match g.state {
-            State::Idle => {
-                g.state = State::Busy;
-                g.owner = Some(owner.into());
-                drop(g);
-                self.clone().run(INLINE_ITERATIONS, true);
-            }
-            State::Busy => g.state = State::Armed,
-            _ => {}
+        if g.reserve(owner) {
+            drop(g);
+            self.clone().run(INLINE_ITERATIONS, true);
         }
     }
 
@@ -265,7 +278,7 @@ impl<T: Send + Sync + 'static> Task<T> {
             match next {
                 Next::Round if !here || left > 0 => continue,
                 Next::Round | Next::Queue => {
-                    if matches!(WQ.get().map(|q| q.enqueue(self.clone())), Some(Ok(()))) {
+                    if self.enqueue() {
                         // The owner stays held for the next run.
                         return;
                     }
