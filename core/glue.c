@@ -5,6 +5,9 @@
  * copy under its own object name.
  */
 #include <linux/if_vlan.h>
+#include <linux/kthread.h>
+#include <linux/sched.h>
+#include <uapi/linux/sched/types.h>
 #include <rdma/ib.h>
 #include <rdma/ib_addr.h>
 #include <rdma/rdma_user_cm.h>
@@ -39,6 +42,39 @@ struct workqueue_struct *rrxe_alloc_workqueue(const char *name, unsigned int fla
 					      int max_active)
 {
 	return alloc_workqueue("%s", flags, max_active, name);
+}
+
+struct kthread_worker *rrxe_kthread_worker_create(const char *name, unsigned int id,
+						  u64 slice_ns)
+{
+	struct sched_attr attr = {
+		.size = sizeof(attr),
+		.sched_policy = SCHED_NORMAL,
+		.sched_nice = 0,
+		.sched_runtime = slice_ns,
+	};
+	struct kthread_worker *worker;
+	int err;
+
+	worker = kthread_run_worker(0, "%s/%u", name, id);
+	if (IS_ERR(worker) || !slice_ns)
+		return worker;
+	err = sched_setattr_nocheck(worker->task, &attr);
+	if (err) {
+		kthread_destroy_worker(worker);
+		return ERR_PTR(err);
+	}
+	return worker;
+}
+
+unsigned int rrxe_num_online_cpus(void)
+{
+	return num_online_cpus();
+}
+
+void rrxe_kthread_init_work(struct kthread_work *work, void (*fn)(struct kthread_work *))
+{
+	kthread_init_work(work, fn);
 }
 
 bool rrxe_netdev_is_vlan(const struct net_device *ndev)

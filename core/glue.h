@@ -26,6 +26,20 @@ unsigned short rrxe_netdev_type(const struct net_device *ndev);
 struct workqueue_struct *rrxe_alloc_workqueue(const char *name, unsigned int flags,
 					      int max_active);
 
+/*
+ * A kthread_worker of its own (kthread_run_worker() is a macro) whose
+ * thread, of normal policy and nice 0, asks for a scheduler slice of
+ * slice_ns (sched_attr.sched_runtime; 0: the default); an ERR_PTR on error.
+ */
+struct kthread_worker;
+struct kthread_work;
+struct kthread_worker *rrxe_kthread_worker_create(const char *name, unsigned int id,
+						  u64 slice_ns);
+/* num_online_cpus() is a static inline. */
+unsigned int rrxe_num_online_cpus(void);
+/* kthread_init_work() is a macro. */
+void rrxe_kthread_init_work(struct kthread_work *work, void (*fn)(struct kthread_work *));
+
 /* is_vlan_dev() */
 bool rrxe_netdev_is_vlan(const struct net_device *ndev);
 

@@ -60,18 +60,12 @@ mod wire;
 pub mod wqe;
 mod xmit;
 
-use kernel::{
-    bindings::{
-        wq_consts_WQ_MAX_ACTIVE,
-        wq_flags_WQ_UNBOUND, //
-    },
-    prelude::*, //
-};
+use kernel::prelude::*;
 use rdma::{
     ib_device::DriverRegistration,
+    kthread::WorkersOwner,
     link::LinkRegistration,
-    netns::PernetRegistration,
-    workqueue::QueueOwner, //
+    netns::PernetRegistration, //
 };
 
 module! {
@@ -91,8 +85,9 @@ struct RxeModule {
     // Then every device is unregistered, and the netdev notifier removed.
     #[pin]
     driver: DriverRegistration<device::Rxe>,
-    // The QPs' workqueue (rxe/task.rs), destroyed once no QP can use it.
-    wq: QueueOwner,
+    // The QPs' worker threads (rxe/task.rs), stopped once no QP can use
+    // them.
+    workers: WorkersOwner,
     // Last: each namespace's UDP sockets (rxe/net.rs), released once no
     // device can use them.
     #[pin]
@@ -104,13 +99,9 @@ impl kernel::InPlaceModule for RxeModule {
         try_pin_init!(Self {
             // The per-namespace sockets before any device can take them.
             netns <- PernetRegistration::register(),
-            // C's `alloc_workqueue("rxe_wq", WQ_UNBOUND, WQ_MAX_ACTIVE)`
-            // (rxe/task.rs, `WQ`).
-            wq: task::WQ.alloc_with(
-                c"rxe_wq",
-                wq_flags_WQ_UNBOUND,
-                wq_consts_WQ_MAX_ACTIVE as i32,
-            )?,
+            // Where C allocates its workqueue `rxe_wq` (rxe/task.rs,
+            // `WORKERS`).
+            workers: task::WORKERS.start(c"rxe_task", task::WORKER_SLICE_NS)?,
             // The notifier is in place before the first device can appear.
             driver <- DriverRegistration::register(),
             link <- LinkRegistration::register(),

@@ -15,6 +15,7 @@ pub mod cq;
 pub mod gid;
 pub mod ib_client;
 pub mod ib_device;
+pub mod kthread;
 pub mod link;
 pub mod mcast;
 pub mod misc;
