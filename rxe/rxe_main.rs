@@ -60,12 +60,19 @@ mod wire;
 pub mod wqe;
 mod xmit;
 
-use kernel::prelude::*;
+use kernel::{
+    bindings::{
+        wq_consts_WQ_MAX_ACTIVE,
+        wq_flags_WQ_UNBOUND, //
+    },
+    prelude::*, //
+};
 use rdma::{
     ib_device::DriverRegistration,
-    kthread::WorkersOwner,
+    kthread::ThreadsOwner,
     link::LinkRegistration,
-    netns::PernetRegistration, //
+    netns::PernetRegistration,
+    workqueue::QueueOwner, //
 };
 
 module! {
@@ -85,9 +92,10 @@ struct RxeModule {
     // Then every device is unregistered, and the netdev notifier removed.
     #[pin]
     driver: DriverRegistration<device::Rxe>,
-    // The QPs' worker threads (rxe/task.rs), stopped once no QP can use
-    // them.
-    workers: WorkersOwner,
+    // The QPs' threads and workqueue (rxe/task.rs), stopped once no QP can
+    // use them.
+    threads: ThreadsOwner,
+    wq: QueueOwner,
     // Last: each namespace's UDP sockets (rxe/net.rs), released once no
     // device can use them.
     #[pin]
@@ -99,9 +107,14 @@ impl kernel::InPlaceModule for RxeModule {
         try_pin_init!(Self {
             // The per-namespace sockets before any device can take them.
             netns <- PernetRegistration::register(),
-            // Where C allocates its workqueue `rxe_wq` (rxe/task.rs,
-            // `WORKERS`).
-            workers: task::WORKERS.start(c"rxe_task", task::WORKER_SLICE_NS)?,
+            // C's `alloc_workqueue("rxe_wq", WQ_UNBOUND, WQ_MAX_ACTIVE)`
+            // (rxe/task.rs, `WQ`), and the threads (`THREADS`).
+            wq: task::WQ.alloc_with(
+                c"rxe_wq",
+                wq_flags_WQ_UNBOUND,
+                wq_consts_WQ_MAX_ACTIVE as i32,
+            )?,
+            threads: task::THREADS.start(c"rxe_task", task::THREAD_SLICE_NS)?,
             // The notifier is in place before the first device can appear.
             driver <- DriverRegistration::register(),
             link <- LinkRegistration::register(),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Per-QP work run on the driver's worker threads (the C driver's
+//! Per-QP work run on the driver's threads and workqueue (the C driver's
 //! `rxe_task.c`): the requester, completer and responder of a QP each run
 //! as a [`Task`].
 //!
@@ -12,7 +12,7 @@
 //! if there is more, the task is queued again behind the other work of the
 //! queue instead of holding the CPU (fairness across QPs, no busy loop).
 //! [`Task::run_here`] runs an idle task in the caller's context instead,
-//! for a few calls, and leaves the rest to its worker thread.
+//! for a few calls, and leaves the rest to a later run.
 //!
 //! While queued or running, the task holds a reference on its owner (the
 //! QP), as the C driver takes one (`rxe_get`): the QP cannot be freed under
@@ -22,13 +22,16 @@
 //! until the task is idle; after that it does not run until
 //! [`Task::enable`], or never again after a cleanup.
 
-use crate::rdma::kthread::{
-    KthreadWork,
-    KthreadWorkItem,
-    ModuleWorkers, //
+use crate::rdma::{
+    kthread::{
+        KthreadWork,
+        KthreadWorkItem,
+        ModuleThreads, //
+    },
+    workqueue::ModuleQueue,
 };
 use kernel::{
-    new_condvar, new_spinlock_irq,
+    new_condvar, new_spinlock_irq, new_work,
     prelude::*,
     sync::{
         Arc,
@@ -36,34 +39,47 @@ use kernel::{
         CondVar,
         SpinLockIrq, //
     },
+    workqueue::{
+        impl_has_work,
+        Work,
+        WorkItem, //
+    },
 };
 
-/// The driver's worker threads (`rxe_task/<n>`, one per CPU online when
-/// the module loads), where C has its workqueue `rxe_wq`. They are of
-/// normal policy at nice 0, as C's workers, but ask for a short scheduler
-/// slice ([`WORKER_SLICE_NS`]). The module starts them before any device
-/// exists and stops them after the last one, once the work queued on them
-/// has run.
-pub(crate) static WORKERS: ModuleWorkers = ModuleWorkers::new();
+/// The driver's workqueue (`rxe_wq`): unbound and of normal priority, as
+/// the C driver's. The module registers it before any device exists and
+/// destroys it after the last one, waiting for the work items in it.
+pub(crate) static WQ: ModuleQueue = ModuleQueue::new();
 
-/// The scheduler slice the worker threads ask for (the shortest the
-/// scheduler grants, 0.1 ms; the default is 0.75 ms and more): a thread
-/// woken with a shorter slice than the task running preempts it if it is
-/// eligible (EEVDF's `PREEMPT_SHORT`), where one of the default slice waits
-/// until the running task's slice is used up, up to a tick. A packet's
-/// worker woken while an application busy-polls its CQ on the same CPU then
-/// runs at once. Their share of the CPU is a nice-0 thread's, as before:
-/// the priority the workers once had (`WQ_HIGHPRI`, nice -20) gave them
-/// 87 times it, and under a flood of packets they starved the RCU
-/// grace-period kthread (Documentation/differences.rst).
-pub(crate) const WORKER_SLICE_NS: u64 = 100_000;
+/// The driver's own threads (`rxe_task/<n>`, one per CPU online when the
+/// module loads; each task is given one in turn). A task woken while its
+/// thread is idle runs there; one woken while its thread runs another
+/// task goes to [`WQ`], as all do in C. The threads are of normal policy
+/// at nice 0, as the workqueue's workers, but ask for a short scheduler
+/// slice ([`THREAD_SLICE_NS`]). The module starts them before any device
+/// exists and stops them after the last one.
+pub(crate) static THREADS: ModuleThreads = ModuleThreads::new();
+
+/// The scheduler slice the threads ask for (the shortest the scheduler
+/// grants, 0.1 ms; the default is 0.75 ms and more with more CPUs): a
+/// thread woken with a shorter slice than the task running preempts it if
+/// it is eligible (EEVDF's `PREEMPT_SHORT`), where a workqueue's worker
+/// waits until the running task's slice is used up, up to a tick. A
+/// packet's task woken while an application busy-polls its CQ on the same
+/// CPU then runs at once. The share of the CPU is a nice-0 thread's, as a
+/// worker's: the high priority the workqueue once had (`WQ_HIGHPRI`, nice
+/// -20) gave its workers 87 times it, and under a flood of packets they
+/// starved the RCU grace-period kthread (Documentation/differences.rst).
+/// The work that a busy thread refuses runs in the workqueue's workers,
+/// as many as there are tasks to run, as in C.
+pub(crate) const THREAD_SLICE_NS: u64 = 100_000;
 
 /// Calls of a task's function per run before it is queued again
 /// (`RXE_MAX_ITERATIONS`).
 pub(crate) const MAX_ITERATIONS: u32 = 1024;
 
 /// Calls of a task's function a [`Task::run_here`] makes in the caller's
-/// context before the rest goes to its worker thread: the send task's call is
+/// context before the rest goes to a later run: the send task's call is
 /// up to 16 packets (rxe/rc.rs), so up to 1024 packets (a MiB at an MTU of
 /// 1024) are sent before the system call returns, as a socket's send
 /// does its own work; a longer post goes on in a worker rather than
@@ -124,13 +140,15 @@ impl<T> Inner<T> {
     }
 }
 
-/// Work of an owner `T` (a QP) run on one of the driver's worker threads.
+/// Work of an owner `T` (a QP) run on the driver's thread or workqueue.
 #[pin_data]
 pub(crate) struct Task<T: Send + Sync + 'static> {
+    /// Its work item on [`THREADS`].
     #[pin]
-    work: KthreadWork<Task<T>>,
-    /// Which of [`WORKERS`] the task runs on, for its whole life.
-    thread: u32,
+    kwork: KthreadWork<Task<T>>,
+    /// Its work item on [`WQ`].
+    #[pin]
+    work: Work<Task<T>>,
     #[pin]
     inner: SpinLockIrq<Inner<T>>,
     /// Signalled when a run ends, for `disable` and `cleanup`.
@@ -140,7 +158,11 @@ pub(crate) struct Task<T: Send + Sync + 'static> {
 }
 
 crate::impl_has_kthread_work! {
-    impl{T: Send + Sync + 'static} for Task<T> { self.work }
+    impl{T: Send + Sync + 'static} for Task<T> { self.kwork }
+}
+
+impl_has_work! {
+    impl{T: Send + Sync + 'static} HasWork<Self> for Task<T> { self.work }
 }
 
 impl<T: Send + Sync + 'static> Task<T> {
@@ -148,8 +170,8 @@ impl<T: Send + Sync + 'static> Task<T> {
     pub(crate) fn new(func: fn(&Arc<T>) -> Step) -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Self {
-                work <- KthreadWork::new(),
-                thread: WORKERS.pick(),
+                kwork <- KthreadWork::new(&THREADS),
+                work <- new_work!("rxe_task"),
                 inner <- new_spinlock_irq!(
                     Inner {
                         state: State::Idle,
@@ -177,17 +199,21 @@ impl<T: Send + Sync + 'static> Task<T> {
         }
     }
 
-    /// Queues the task's work item on its worker thread; `false` if there
-    /// are no threads (the module is going away) or it is queued already.
+    /// Queues the task on its thread if that is idle, else on the
+    /// workqueue; `false` if there is no queue (the module is going away)
+    /// or it is queued already.
     fn enqueue(self: &Arc<Self>) -> bool {
-        WORKERS.queue(self.thread, self.clone())
+        match THREADS.queue_if_idle(self.clone()) {
+            Ok(()) => true,
+            Err(this) => matches!(WQ.get().map(|q| q.enqueue(this)), Some(Ok(()))),
+        }
     }
 
     /// Runs the task on `owner` here, in the caller's context, if it is
     /// idle (the C driver's `rxe_run_task` of the tasklet era, which ran
     /// the requester in the poster's process context), for at most
     /// [`INLINE_ITERATIONS`] calls of its function; what is left is queued
-    /// to its worker thread. A task queued or running elsewhere goes round once
+    /// to a later run. A task queued or running elsewhere goes round once
     /// more there instead, as [`Task::sched`]. Process context, never under
     /// a lock the function takes; the caller's time pays for the work a
     /// worker's wakeup would otherwise be scheduled for.
@@ -251,7 +277,7 @@ impl<T: Send + Sync + 'static> Task<T> {
                 }
             }
         };
-        // A run on the worker thread has `budget` calls a round; one here has
+        // A run on a thread or worker has `budget` calls a round; one here has
         // `budget` in all, its rounds included, so that responses arriving
         // all the while cannot hold the caller.
         let mut left = budget;
@@ -295,7 +321,7 @@ impl<T: Send + Sync + 'static> Task<T> {
                         // The owner stays held for the next run.
                         return;
                     }
-                    // No threads: the module is going away.
+                    // No queue: the module is going away.
                     g.state = if g.state == State::Draining {
                         State::Drained
                     } else {
@@ -317,13 +343,21 @@ impl<T: Send + Sync + 'static> Task<T> {
 enum Next {
     /// Another round here.
     Round,
-    /// The rest in a run on the worker thread.
+    /// The rest in a later run.
     Queue,
     /// Idle (or drained).
     End,
 }
 
 impl<T: Send + Sync + 'static> KthreadWorkItem for Task<T> {
+    fn run(this: Arc<Task<T>>) {
+        this.run(MAX_ITERATIONS, false);
+    }
+}
+
+impl<T: Send + Sync + 'static> WorkItem for Task<T> {
+    type Pointer = Arc<Task<T>>;
+
     fn run(this: Arc<Task<T>>) {
         this.run(MAX_ITERATIONS, false);
     }
