@@ -7,6 +7,7 @@
 #include <linux/if_vlan.h>
 #include <linux/kthread.h>
 #include <linux/sched.h>
+#include <linux/wait_bit.h>
 #include <uapi/linux/sched/types.h>
 #include <rdma/ib.h>
 #include <rdma/ib_addr.h>
@@ -75,6 +76,17 @@ unsigned int rrxe_num_online_cpus(void)
 void rrxe_kthread_init_work(struct kthread_work *work, void (*fn)(struct kthread_work *))
 {
 	kthread_init_work(work, fn);
+}
+
+void rrxe_wait_var_while_u8(u8 *var, u8 val)
+{
+	wait_var_event(var, READ_ONCE(*var) != val);
+}
+
+void rrxe_wake_up_var_mb(void *var)
+{
+	smp_mb();
+	wake_up_var(var);
 }
 
 bool rrxe_netdev_is_vlan(const struct net_device *ndev)

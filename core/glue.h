@@ -40,6 +40,14 @@ unsigned int rrxe_num_online_cpus(void);
 /* kthread_init_work() is a macro. */
 void rrxe_kthread_init_work(struct kthread_work *work, void (*fn)(struct kthread_work *));
 
+/*
+ * wait_var_event() (a macro) until *var is no longer val, and the
+ * wake_up_var() that ends it, after the full barrier its lockless check
+ * of the waiters needs (see wake_up_var()'s comment).
+ */
+void rrxe_wait_var_while_u8(u8 *var, u8 val);
+void rrxe_wake_up_var_mb(void *var);
+
 /* is_vlan_dev() */
 bool rrxe_netdev_is_vlan(const struct net_device *ndev);
 

@@ -23,7 +23,8 @@ use crate::qp_attr::{
 use crate::recv::RecvPkt;
 use crate::task::{
     Step,
-    Task, //
+    Task,
+    TaskFn, //
 };
 use core::sync::atomic::{
     AtomicU8,
@@ -92,8 +93,8 @@ impl PktQueue {
 /// A QP's tasks and input queues.
 #[pin_data]
 pub(crate) struct QpIo {
-    send_task: Arc<Task<Qp>>,
-    recv_task: Arc<Task<Qp>>,
+    send_task: Arc<Task<Qp, Sender>>,
+    recv_task: Arc<Task<Qp, Receiver>>,
     /// Requests for the responder.
     #[pin]
     req_pkts: SpinLockIrq<PktQueue>,
@@ -117,8 +118,8 @@ impl QpIo {
     /// Idle tasks, empty queues.
     pub(crate) fn new() -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
-            send_task: Task::new(sender)?,
-            recv_task: Task::new(receiver)?,
+            send_task: Task::new()?,
+            recv_task: Task::new()?,
             req_pkts <- new_spinlock_irq!(PktQueue::new(), "rxe_qp_req_pkts"),
             resp_pkts <- new_spinlock_irq!(PktQueue::new(), "rxe_qp_resp_pkts"),
             queued: AtomicU8::new(0),
@@ -236,6 +237,24 @@ impl QpIo {
         self.send_task.cleanup();
         self.recv_task.cleanup();
         self.drain();
+    }
+}
+
+/// The send task's function.
+pub(crate) struct Sender;
+
+impl TaskFn<Qp> for Sender {
+    fn call(qp: &Arc<Qp>) -> Step {
+        sender(qp)
+    }
+}
+
+/// The receive task's function.
+pub(crate) struct Receiver;
+
+impl TaskFn<Qp> for Receiver {
+    fn call(qp: &Arc<Qp>) -> Step {
+        receiver(qp)
     }
 }
 

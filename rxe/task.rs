@@ -7,10 +7,15 @@
 //! [`Task::sched`] queues the task unless it is queued or running already,
 //! in which case the run in progress goes round once more (the C driver's
 //! ARMED state): work scheduled while a run is in progress is never lost,
-//! and a task never runs on two CPUs at once. A run calls the task's
-//! function until it says [`Step::Done`], at most [`MAX_ITERATIONS`] times;
-//! if there is more, the task is queued again behind the other work of the
-//! queue instead of holding the CPU (fairness across QPs, no busy loop).
+//! and a task never runs on two CPUs at once. The state is one atomic
+//! byte, changed by compare-and-exchange where C takes the task's irq-safe
+//! spinlock: a packet's wakeup of its task and the run's start and end
+//! take no lock (each would be a section with interrupts off, and under
+//! TCG its unlock a costly exit from the translated code). A run calls the
+//! task's function until it says [`Step::Done`], at most
+//! [`MAX_ITERATIONS`] times; if there is more, the task is queued again
+//! behind the other work of the queue instead of holding the CPU (fairness
+//! across QPs, no busy loop).
 //! [`Task::run_here`] runs an idle task in the caller's context instead,
 //! for a few calls, and leaves the rest to a later run.
 //!
@@ -18,9 +23,12 @@
 //! QP), as the C driver takes one (`rxe_get`): the QP cannot be freed under
 //! it. [`Task::disable`] (a QP back to RESET) and [`Task::cleanup`] (a QP
 //! being destroyed) let the current work finish, running the function until
-//! it is done, then wait (sleeping, not spinning as the C driver does)
-//! until the task is idle; after that it does not run until
-//! [`Task::enable`], or never again after a cleanup.
+//! it is done, then wait (sleeping on the state's address, not spinning as
+//! the C driver does) until the task is idle; after that it does not run
+//! until [`Task::enable`], or never again after a cleanup.
+//!
+//! A QP has two tasks, each its own allocation (the work items' pointer is
+//! the task's `Arc`): 96 bytes, in `kmalloc-96`, checked below.
 
 use crate::rdma::{
     kthread::{
@@ -28,16 +36,23 @@ use crate::rdma::{
         KthreadWorkItem,
         ModuleThreads, //
     },
+    slot::ArcSlot,
+    wait,
     workqueue::ModuleQueue,
 };
+use core::{
+    marker::PhantomData,
+    sync::atomic::{
+        AtomicU8,
+        Ordering, //
+    },
+};
 use kernel::{
-    new_condvar, new_spinlock_irq, new_work,
+    new_work,
     prelude::*,
     sync::{
         Arc,
-        ArcBorrow,
-        CondVar,
-        SpinLockIrq, //
+        ArcBorrow, //
     },
     workqueue::{
         impl_has_work,
@@ -52,9 +67,9 @@ use kernel::{
 pub(crate) static WQ: ModuleQueue = ModuleQueue::new();
 
 /// The driver's own threads (`rxe_task/<n>`, one per CPU online when the
-/// module loads; each task is given one in turn). A task woken while its
-/// thread is idle runs there; one woken while its thread runs another
-/// task goes to [`WQ`], as all do in C. The threads are of normal policy
+/// module loads; a task runs on the one its address hashes to). A task
+/// woken while its thread is idle runs there; one woken while its thread
+/// runs another task goes to [`WQ`], as all do in C. The threads are of normal policy
 /// at nice 0, as the workqueue's workers, but ask for a short scheduler
 /// slice ([`THREAD_SLICE_NS`]). The module starts them before any device
 /// exists and stops them after the last one.
@@ -97,8 +112,16 @@ pub(crate) enum Step {
     Done,
 }
 
+/// What a task runs: a function of its owner `T`, one type per function so
+/// that the task need not keep a pointer to it.
+pub(crate) trait TaskFn<T>: Send + Sync + 'static {
+    /// One call: some of the task's work.
+    fn call(owner: &Arc<T>) -> Step;
+}
+
 /// The C driver's `enum rxe_task_state`, in its order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
 enum State {
     /// Neither queued nor running.
     Idle,
@@ -114,88 +137,129 @@ enum State {
     Invalid,
 }
 
-struct Inner<T> {
-    state: State,
-    /// The owner, held while queued or running.
-    owner: Option<Arc<T>>,
-}
-
-impl<T> Inner<T> {
-    /// Takes an idle task for a run on `owner`, which it then holds, and
-    /// says so (`__reserve_if_idle`); a task queued or running is armed to
-    /// go round once more instead, and one stopped is left as it is.
-    fn reserve(&mut self, owner: ArcBorrow<'_, T>) -> bool {
-        match self.state {
-            State::Idle => {
-                self.state = State::Busy;
-                self.owner = Some(owner.into());
-                true
-            }
-            State::Busy => {
-                self.state = State::Armed;
-                false
-            }
-            _ => false,
+impl State {
+    fn from_raw(v: u8) -> Self {
+        match v {
+            0 => Self::Idle,
+            1 => Self::Busy,
+            2 => Self::Armed,
+            3 => Self::Draining,
+            4 => Self::Drained,
+            _ => Self::Invalid,
         }
     }
 }
 
-/// Work of an owner `T` (a QP) run on the driver's thread or workqueue.
+/// Work `F` of an owner `T` (a QP) run on the driver's thread or workqueue.
 #[pin_data]
-pub(crate) struct Task<T: Send + Sync + 'static> {
+pub(crate) struct Task<T: Send + Sync + 'static, F: TaskFn<T>> {
     /// Its work item on [`THREADS`].
     #[pin]
-    kwork: KthreadWork<Task<T>>,
+    kwork: KthreadWork<Task<T, F>>,
     /// Its work item on [`WQ`].
     #[pin]
-    work: Work<Task<T>>,
-    #[pin]
-    inner: SpinLockIrq<Inner<T>>,
-    /// Signalled when a run ends, for `disable` and `cleanup`.
-    #[pin]
-    idle: CondVar,
-    func: fn(&Arc<T>) -> Step,
+    work: Work<Task<T, F>>,
+    /// The owner, put here by the call that queues the task and taken by
+    /// the run: held while queued or running.
+    owner: ArcSlot<T>,
+    /// A [`State`].
+    state: AtomicU8,
+    _f: PhantomData<F>,
 }
 
 crate::impl_has_kthread_work! {
-    impl{T: Send + Sync + 'static} for Task<T> { self.kwork }
+    impl{T: Send + Sync + 'static, F: TaskFn<T>} for Task<T, F> { self.kwork }
 }
 
 impl_has_work! {
-    impl{T: Send + Sync + 'static} HasWork<Self> for Task<T> { self.work }
+    impl{T: Send + Sync + 'static, F: TaskFn<T>} HasWork<Self> for Task<T, F> { self.work }
 }
 
-impl<T: Send + Sync + 'static> Task<T> {
-    /// A task running `func` on its owner, idle.
-    pub(crate) fn new(func: fn(&Arc<T>) -> Step) -> Result<Arc<Self>> {
+// A task is one `kmalloc-96` object (with its `Arc`'s count) where locks are
+// plain, as it was before it had a thread's work item too: two a QP, 192
+// bytes of `kmalloc-192` more a QP if it grows past (Documentation/
+// benchmarks.rst, "Memory per QP").
+#[cfg(not(any(
+    CONFIG_DEBUG_SPINLOCK,
+    CONFIG_DEBUG_LOCK_ALLOC,
+    CONFIG_DEBUG_MUTEXES,
+    CONFIG_PREEMPT_RT
+)))]
+const _: () = assert!(size_of::<Task<crate::qp::Qp, crate::qp_io::Sender>>() + 8 <= 96);
+
+impl<T: Send + Sync + 'static, F: TaskFn<T>> Task<T, F> {
+    /// A task running `F` on its owner, idle.
+    pub(crate) fn new() -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Self {
-                kwork <- KthreadWork::new(&THREADS),
+                kwork <- KthreadWork::new(),
                 work <- new_work!("rxe_task"),
-                inner <- new_spinlock_irq!(
-                    Inner {
-                        state: State::Idle,
-                        owner: None,
-                    },
-                    "rxe_task"
-                ),
-                idle <- new_condvar!("rxe_task_idle"),
-                func,
+                owner: ArcSlot::new(),
+                state: AtomicU8::new(State::Idle as u8),
+                _f: PhantomData,
             }),
             GFP_KERNEL,
         )
     }
 
+    fn state(&self) -> State {
+        State::from_raw(self.state.load(Ordering::Acquire))
+    }
+
+    /// Moves the state from `from` to `to`; the state found instead if it
+    /// was not `from`.
+    fn change(&self, from: State, to: State) -> Result<(), State> {
+        self.state
+            .compare_exchange(from as u8, to as u8, Ordering::AcqRel, Ordering::Acquire)
+            .map(|_| ())
+            .map_err(State::from_raw)
+    }
+
+    /// Moves the state from `from` to `to`, waking a stop that waits if
+    /// `from` is [`State::Draining`].
+    fn leave(&self, from: State, to: State) -> Result<(), State> {
+        self.change(from, to)?;
+        if from == State::Draining {
+            wait::wake(&self.state);
+        }
+        Ok(())
+    }
+
+    /// Takes an idle task for a run (`__reserve_if_idle`) and says so; a
+    /// task queued or running is armed to go round once more instead, and
+    /// one stopped is left as it is.
+    fn reserve(&self) -> bool {
+        let mut s = self.state();
+        loop {
+            let to = match s {
+                State::Idle => State::Busy,
+                State::Busy => State::Armed,
+                _ => return false,
+            };
+            match self.change(s, to) {
+                Ok(()) => return to == State::Busy,
+                Err(now) => s = now,
+            }
+        }
+    }
+
     /// Has the task run on `owner` soon (`rxe_sched_task`); any context.
     pub(crate) fn sched(self: &Arc<Self>, owner: ArcBorrow<'_, T>) {
-        let mut g = self.inner.lock();
-        if g.reserve(owner) && !self.enqueue() {
-            // No queue (module going away), or queued already, which an
-            // idle task cannot be.
-            g.state = State::Idle;
-            let owner = g.owner.take();
-            drop(g);
-            drop(owner);
+        if self.reserve() {
+            self.queue(owner.into());
+        }
+    }
+
+    /// Queues a reserved task, which holds `owner` until its run; if there
+    /// is no queue (the module is going away), it is left idle.
+    fn queue(self: &Arc<Self>, owner: Arc<T>) {
+        // Empty: the slot is filled only here, for a reserved task, and
+        // emptied by the task's run.
+        drop(self.owner.set(owner));
+        if !self.enqueue() {
+            let held = self.owner.take();
+            self.abandon();
+            drop(held);
         }
     }
 
@@ -203,9 +267,26 @@ impl<T: Send + Sync + 'static> Task<T> {
     /// workqueue; `false` if there is no queue (the module is going away)
     /// or it is queued already.
     fn enqueue(self: &Arc<Self>) -> bool {
-        match THREADS.queue_if_idle(self.clone()) {
+        match KthreadWork::queue_if_idle(self.clone()) {
             Ok(()) => true,
             Err(this) => matches!(WQ.get().map(|q| q.enqueue(this)), Some(Ok(()))),
+        }
+    }
+
+    /// A reserved task that cannot be queued is idle again, or drained for
+    /// a stop that waits.
+    fn abandon(&self) {
+        let mut s = self.state();
+        loop {
+            let to = if s == State::Draining {
+                State::Drained
+            } else {
+                State::Idle
+            };
+            match self.leave(s, to) {
+                Ok(()) => return,
+                Err(now) => s = now,
+            }
         }
     }
 
@@ -218,10 +299,8 @@ impl<T: Send + Sync + 'static> Task<T> {
     /// a lock the function takes; the caller's time pays for the work a
     /// worker's wakeup would otherwise be scheduled for.
     pub(crate) fn run_here(self: &Arc<Self>, owner: ArcBorrow<'_, T>) {
-        let mut g = self.inner.lock();
-        if g.reserve(owner) {
-            drop(g);
-            self.clone().run(INLINE_ITERATIONS, true);
+        if self.reserve() {
+            self.clone().run(owner.into(), INLINE_ITERATIONS, true);
         }
     }
 
@@ -238,45 +317,38 @@ impl<T: Send + Sync + 'static> Task<T> {
     }
 
     fn stop(&self, end: State) {
-        let mut g = self.inner.lock();
-        if matches!(g.state, State::Busy | State::Armed | State::Draining) {
-            g.state = State::Draining;
-            while g.state == State::Draining {
-                self.idle.wait(&mut g);
-            }
-        }
-        if g.state != State::Invalid {
-            g.state = end;
+        let mut s = self.state();
+        loop {
+            s = match s {
+                State::Invalid => return,
+                State::Idle | State::Drained => match self.change(s, end) {
+                    Ok(()) => return,
+                    Err(now) => now,
+                },
+                State::Busy | State::Armed => match self.change(s, State::Draining) {
+                    Ok(()) => State::Draining,
+                    Err(now) => now,
+                },
+                State::Draining => {
+                    // The run ends the drain, and wakes this.
+                    wait::wait_while(&self.state, State::Draining as u8);
+                    self.state()
+                }
+            };
         }
     }
 
     /// Lets a disabled task be scheduled again (`rxe_enable_task`); not
     /// after a cleanup.
     pub(crate) fn enable(&self) {
-        let mut g = self.inner.lock();
-        if g.state != State::Invalid {
-            g.state = State::Idle;
-        }
+        let _ = self.change(State::Drained, State::Idle);
     }
 
-    /// One run (`do_task`): the function called until it is done, up to
-    /// `budget` calls (then queued again), and once more for each
-    /// [`Task::sched`] meanwhile; `here` (a [`Task::run_here`]) counts
+    /// One run (`do_task`) on `owner`: the function called until it is
+    /// done, up to `budget` calls (then queued again), and once more for
+    /// each [`Task::sched`] meanwhile; `here` (a [`Task::run_here`]) counts
     /// those rounds' calls in its budget and queues what is left.
-    fn run(self: Arc<Self>, budget: u32, here: bool) {
-        let owner = {
-            let mut g = self.inner.lock();
-            match (g.state, g.owner.clone()) {
-                (State::Busy | State::Armed | State::Draining, Some(owner)) => owner,
-                _ => {
-                    let owner = g.owner.take();
-                    drop(g);
-                    drop(owner);
-                    self.idle.notify_all();
-                    return;
-                }
-            }
-        };
+    fn run(self: Arc<Self>, owner: Arc<T>, budget: u32, here: bool) {
         // A run on a thread or worker has `budget` calls a round; one here has
         // `budget` in all, its rounds included, so that responses arriving
         // all the while cannot hold the caller.
@@ -287,54 +359,47 @@ impl<T: Send + Sync + 'static> Task<T> {
             }
             let mut step = Step::More;
             while step == Step::More && left > 0 {
-                step = (self.func)(&owner);
+                step = F::call(&owner);
                 left -= 1;
             }
-            let mut g = self.inner.lock();
-            let next = match (step, g.state) {
+            match self.after(step) {
+                Next::Round if !here || left > 0 => continue,
+                // Busy: the owner stays held for the next run.
+                Next::Round | Next::Queue => self.queue(owner),
+                Next::End => drop(owner),
+            }
+            return;
+        }
+    }
+
+    /// The state after a round of calls that ended with `step`, and what
+    /// the run does next.
+    fn after(&self, step: Step) -> Next {
+        let mut s = self.state();
+        loop {
+            let (to, next) = match (step, s) {
                 // A drain goes on until done.
-                (Step::More, State::Draining) => Next::Round,
+                (Step::More, State::Draining) => return Next::Round,
                 // Out of iterations: the rest in a later run, behind the
                 // other QPs' work.
-                (Step::More, _) => {
-                    g.state = State::Busy;
-                    Next::Queue
-                }
+                (Step::More, _) => (State::Busy, Next::Queue),
                 // Scheduled while running: once more.
-                (Step::Done, State::Armed) => {
-                    g.state = State::Busy;
-                    Next::Round
-                }
-                (Step::Done, State::Draining) => {
-                    g.state = State::Drained;
-                    Next::End
-                }
-                (Step::Done, _) => {
-                    g.state = State::Idle;
-                    Next::End
-                }
+                (Step::Done, State::Armed) => (State::Busy, Next::Round),
+                (Step::Done, State::Draining) => (State::Drained, Next::End),
+                (Step::Done, _) => (State::Idle, Next::End),
             };
-            match next {
-                Next::Round if !here || left > 0 => continue,
-                Next::Round | Next::Queue => {
-                    if self.enqueue() {
-                        // The owner stays held for the next run.
-                        return;
-                    }
-                    // No queue: the module is going away.
-                    g.state = if g.state == State::Draining {
-                        State::Drained
-                    } else {
-                        State::Idle
-                    };
-                }
-                Next::End => {}
+            match self.leave(s, to) {
+                Ok(()) => return next,
+                Err(now) => s = now,
             }
-            let held = g.owner.take();
-            drop(g);
-            self.idle.notify_all();
-            drop(held);
-            return;
+        }
+    }
+
+    /// A queued run: the owner its queueing left in the slot.
+    fn run_queued(self: Arc<Self>) {
+        // Always there: a queued task holds its owner.
+        if let Some(owner) = self.owner.take() {
+            self.run(owner, MAX_ITERATIONS, false);
         }
     }
 }
@@ -349,16 +414,20 @@ enum Next {
     End,
 }
 
-impl<T: Send + Sync + 'static> KthreadWorkItem for Task<T> {
-    fn run(this: Arc<Task<T>>) {
-        this.run(MAX_ITERATIONS, false);
+impl<T: Send + Sync + 'static, F: TaskFn<T>> KthreadWorkItem for Task<T, F> {
+    fn threads() -> &'static ModuleThreads {
+        &THREADS
+    }
+
+    fn run(this: Arc<Self>) {
+        this.run_queued();
     }
 }
 
-impl<T: Send + Sync + 'static> WorkItem for Task<T> {
-    type Pointer = Arc<Task<T>>;
+impl<T: Send + Sync + 'static, F: TaskFn<T>> WorkItem for Task<T, F> {
+    type Pointer = Arc<Self>;
 
-    fn run(this: Arc<Task<T>>) {
-        this.run(MAX_ITERATIONS, false);
+    fn run(this: Arc<Self>) {
+        this.run_queued();
     }
 }

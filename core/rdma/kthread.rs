@@ -8,10 +8,13 @@
 //! CPU online when the module started them ([`ModuleThreads::start`]),
 //! stopped when the returned [`ThreadsOwner`] (a field of the module) is
 //! dropped, after the work queued on them has run. A work item
-//! ([`KthreadWork`], embedded in an `Arc`'d object) is given one of the
-//! threads, in turn, when it is made, and keeps it: the kernel does not
-//! let a `kthread_work` move between workers. A thread takes one item at
-//! a time ([`ModuleThreads::queue_if_idle`]); the caller sends what a busy
+//! ([`KthreadWork`], embedded in an `Arc`'d object) runs on the thread its
+//! object's address hashes to, always the same one: the kernel does not
+//! let a `kthread_work` move between workers. The hash, not a thread
+//! number kept in the item, so that the item is just the kernel's
+//! `kthread_work` (objects made by the thousand, as QPs' tasks, stay in a
+//! smaller slab). A thread takes one item at
+//! a time ([`KthreadWork::queue_if_idle`]); the caller sends what a busy
 //! thread refuses elsewhere (a workqueue).
 //!
 //! Unlike a workqueue's workers, shared with the rest of the kernel, these
@@ -25,7 +28,6 @@ use core::{
     sync::atomic::{
         AtomicBool,
         AtomicPtr,
-        AtomicUsize,
         Ordering, //
     },
 };
@@ -67,20 +69,20 @@ macro_rules! impl_has_kthread_work {
 
 /// What a [`KthreadWork`] runs.
 pub trait KthreadWorkItem: HasKthreadWork + Send + Sync + 'static {
+    /// The threads it runs on.
+    fn threads() -> &'static ModuleThreads;
+
     /// Runs the item on its thread, with the reference
-    /// [`ModuleThreads::queue_if_idle`] took.
+    /// [`KthreadWork::queue_if_idle`] took.
     fn run(this: Arc<Self>);
 }
 
-/// A `struct kthread_work` in an object `T`, and the thread it runs on.
-#[repr(C)]
+/// A `struct kthread_work` in an object `T`.
+#[repr(transparent)]
 #[pin_data]
 pub struct KthreadWork<T> {
-    /// First: the kernel's pointer to it is one to the whole.
     #[pin]
     work: Opaque<bindings::kthread_work>,
-    threads: &'static ModuleThreads,
-    thread: usize,
     _item: PhantomData<T>,
 }
 
@@ -91,19 +93,51 @@ unsafe impl<T> Send for KthreadWork<T> {}
 unsafe impl<T> Sync for KthreadWork<T> {}
 
 impl<T: KthreadWorkItem> KthreadWork<T> {
-    /// A work item that runs [`KthreadWorkItem::run`] on its `T`, on the
-    /// next of `threads` in turn.
-    pub fn new(threads: &'static ModuleThreads) -> impl PinInit<Self> {
+    /// A work item that runs [`KthreadWorkItem::run`] on its `T`.
+    pub fn new() -> impl PinInit<Self> {
         pin_init!(Self {
             work <- Opaque::ffi_init(|slot| {
                 // SAFETY: `slot` is the work's memory, valid for writes;
                 // `run` is a function of the type the kernel calls.
                 unsafe { bindings::rrxe_kthread_init_work(slot, Some(Self::run)) }
             }),
-            threads,
-            thread: threads.pick(),
             _item: PhantomData,
         })
+    }
+
+    /// Queues `item`'s work on its thread of [`KthreadWorkItem::threads`]
+    /// if nothing is queued or running there; else, or if there are no
+    /// threads (the module is going away), gives the item back. Any
+    /// context.
+    pub fn queue_if_idle(item: Arc<T>) -> Result<(), Arc<T>> {
+        let raw = Arc::into_raw(item);
+        // SAFETY: `T::OFFSET` is where the item's `KthreadWork` is; the
+        // item is alive (`raw` holds a reference).
+        let kw = unsafe { &*raw.cast::<u8>().add(T::OFFSET).cast::<Self>() };
+        let thread = T::threads().thread_of(raw.cast());
+        let queued = thread.is_some_and(|t| {
+            t.busy
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+                && {
+                    // SAFETY: `t.worker` is a live worker (as in `get`) and
+                    // the work an initialised item's, only ever queued on
+                    // this worker (its address hashes to it each time);
+                    // the reference `raw` holds goes with it to
+                    // `KthreadWork::run`.
+                    let ok = unsafe { bindings::kthread_queue_work(t.worker, kw.work.get()) };
+                    if !ok {
+                        t.busy.store(false, Ordering::Release);
+                    }
+                    ok
+                }
+        });
+        if queued {
+            Ok(())
+        } else {
+            // SAFETY: not queued: the reference is the caller's again.
+            Err(unsafe { Arc::from_raw(raw) })
+        }
     }
 
     /// The kernel's call of a queued work item.
@@ -111,23 +145,20 @@ impl<T: KthreadWorkItem> KthreadWork<T> {
     /// # Safety
     ///
     /// `work` is the `KthreadWork<T>` of a `T` in an `Arc` one reference of
-    /// which [`ModuleThreads::queue_if_idle`] gave to the kernel.
+    /// which [`KthreadWork::queue_if_idle`] gave to the kernel.
     unsafe extern "C" fn run(work: *mut bindings::kthread_work) {
-        // SAFETY: the `kthread_work` is the first field of its
-        // `KthreadWork<T>` (`repr(C)`), which is at `T::OFFSET` in its `T`
+        // SAFETY: the `kthread_work` is its `KthreadWork<T>`
+        // (`repr(transparent)`), which is at `T::OFFSET` in its `T`
         // (`HasKthreadWork`).
-        let (kw, item) = unsafe {
-            (
-                &*work.cast::<Self>(),
-                work.cast::<u8>().sub(T::OFFSET).cast::<T>(),
-            )
-        };
-        // Read before the item, which may go with its last reference.
-        let (threads, thread) = (kw.threads, kw.thread);
+        let item = unsafe { work.cast::<u8>().sub(T::OFFSET).cast::<T>() };
+        // Found before the item, which may go with its last reference.
+        let thread = T::threads().thread_of(item.cast());
         // SAFETY: the reference `queue_if_idle` leaked for this run is
         // taken back.
         T::run(unsafe { Arc::from_raw(item) });
-        threads.done(thread);
+        if let Some(t) = thread {
+            t.busy.store(false, Ordering::Release);
+        }
     }
 }
 
@@ -141,8 +172,6 @@ struct Thread {
 /// The worker threads.
 struct Threads {
     threads: KVec<Thread>,
-    /// Which thread [`ModuleThreads::pick`] gives next.
-    next: AtomicUsize,
 }
 
 /// A module's own worker threads, none until started.
@@ -164,7 +193,6 @@ impl ModuleThreads {
         let mut set = KBox::new(
             Threads {
                 threads: KVec::with_capacity(n as usize, GFP_KERNEL)?,
-                next: AtomicUsize::new(0),
             },
             GFP_KERNEL,
         )?;
@@ -209,54 +237,16 @@ impl ModuleThreads {
         unsafe { set.as_ref() }
     }
 
-    /// The thread a new work item is to run on: the threads in turn.
-    fn pick(&self) -> usize {
-        self.get().map_or(0, |s| {
-            s.next
-                .fetch_add(1, Ordering::Relaxed)
-                .checked_rem(s.threads.len())
-                .unwrap_or(0)
-        })
-    }
-
-    /// Queues `item`'s work on its thread if nothing is queued or running
-    /// there; else, or if there are no threads (the module is going away),
-    /// gives the item back. Any context.
-    pub fn queue_if_idle<T: KthreadWorkItem>(&self, item: Arc<T>) -> Result<(), Arc<T>> {
-        let raw = Arc::into_raw(item);
-        // SAFETY: `T::OFFSET` is where the item's `KthreadWork` is; the
-        // item is alive (`raw` holds a reference).
-        let kw = unsafe { &*raw.cast::<u8>().add(T::OFFSET).cast::<KthreadWork<T>>() };
-        let thread = self.get().and_then(|s| s.threads.get(kw.thread));
-        let queued = thread.is_some_and(|t| {
-            t.busy
-                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok()
-                && {
-                    // SAFETY: `t.worker` is a live worker (as in `get`) and
-                    // the work an initialised item only ever queued on it;
-                    // the reference `raw` holds goes with it to
-                    // `KthreadWork::run`.
-                    let ok = unsafe { bindings::kthread_queue_work(t.worker, kw.work.get()) };
-                    if !ok {
-                        t.busy.store(false, Ordering::Release);
-                    }
-                    ok
-                }
-        });
-        if queued {
-            Ok(())
-        } else {
-            // SAFETY: not queued: the reference is the caller's again.
-            Err(unsafe { Arc::from_raw(raw) })
-        }
-    }
-
-    /// Thread `thread` is done with its item.
-    fn done(&self, thread: usize) {
-        if let Some(t) = self.get().and_then(|s| s.threads.get(thread)) {
-            t.busy.store(false, Ordering::Release);
-        }
+    /// The thread of the item at `item`: its address hashed (`hash_64()`'s
+    /// multiplier), the same for the item's life; none if there are no
+    /// threads.
+    fn thread_of(&self, item: *const u8) -> Option<&Thread> {
+        const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+        let s = self.get()?;
+        // Objects are at least 8-byte aligned: the low bits say nothing.
+        let h = ((item as usize as u64) >> 3).wrapping_mul(GOLDEN_RATIO_64) >> 32;
+        let i = usize::try_from(h).ok()?.checked_rem(s.threads.len())?;
+        s.threads.get(i)
     }
 }
 

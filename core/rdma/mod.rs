@@ -28,10 +28,12 @@ pub mod object;
 pub mod pool;
 pub mod qp;
 pub mod skb;
+pub mod slot;
 pub mod srq;
 pub mod udata;
 pub mod udp;
 pub mod umem;
+pub mod wait;
 pub mod workqueue;
 
 /// What an op returns to the RDMA core: 0, or the error's negative errno.
