@@ -89,6 +89,14 @@ void rrxe_wake_up_var_mb(void *var)
 	wake_up_var(var);
 }
 
+void rrxe_set_and_wake_var_u8(u8 *var, u8 val)
+{
+	/* wake_up_var() uses the address only, as the waiters' key. */
+	WRITE_ONCE(*var, val);
+	smp_mb();
+	wake_up_var(var);
+}
+
 bool rrxe_netdev_is_vlan(const struct net_device *ndev)
 {
 	return is_vlan_dev(ndev);

@@ -47,6 +47,11 @@ void rrxe_kthread_init_work(struct kthread_work *work, void (*fn)(struct kthread
  */
 void rrxe_wait_var_while_u8(u8 *var, u8 val);
 void rrxe_wake_up_var_mb(void *var);
+/*
+ * Stores val in *var and wakes its waiters, without touching *var after
+ * the store: a waiter that sees the value may free it at once.
+ */
+void rrxe_set_and_wake_var_u8(u8 *var, u8 val);
 
 /* is_vlan_dev() */
 bool rrxe_netdev_is_vlan(const struct net_device *ndev);

@@ -75,6 +75,7 @@ use crate::{
             QpLinks,
             RecvWr,
             RecvWrs,
+            ReleaseMark,
             SendWr,
             SendWrs, //
         },
@@ -113,7 +114,6 @@ use kernel::{
     sync::{
         Arc,
         ArcBorrow,
-        Completion,
         Mutex,
         MutexGuard,
         SpinLock,
@@ -210,7 +210,7 @@ struct Mappings {
 }
 
 /// A queue pair.
-#[pin_data(PinnedDrop)]
+#[pin_data]
 pub(crate) struct Qp {
     /// Index in the device's pool.
     index: u32,
@@ -285,8 +285,6 @@ pub(crate) struct Qp {
     mcg_num: AtomicU32,
     /// Not destroyed yet.
     valid: AtomicBool,
-    /// Completed when the last reference goes.
-    released: Arc<Completion>,
     /// The transport's tasks and input queues (rxe/qp_io.rs).
     #[pin]
     io: QpIo,
@@ -296,13 +294,11 @@ pub(crate) struct Qp {
     /// The kernel timer of the RC timers (rxe/rc_timer.rs).
     #[pin]
     pub(crate) rc_timer: kernel::time::hrtimer::HrTimer<Qp>,
-}
-
-#[pinned_drop]
-impl PinnedDrop for Qp {
-    fn drop(self: Pin<&mut Self>) {
-        self.released.complete_all();
-    }
+    /// Last, so dropped after everything else of the QP: tells its destroy,
+    /// which waits for it, that nothing of the QP uses the core's `ib_qp`
+    /// any more (references outlive the destroy call: packets in flight,
+    /// the timer's run).
+    _release: ReleaseMark,
 }
 
 // A QP is one `kmalloc-1k` object (its `Arc`'s count, 8 bytes with the
@@ -1038,7 +1034,7 @@ fn create(
     let scq = links.send_cq.ok_or(EINVAL)?;
     let rcq = links.recv_cq.ok_or(EINVAL)?;
     let srq = links.srq;
-    let released = Arc::pin_init(Completion::new(), GFP_KERNEL)?;
+    let release = new.release_mark();
     let qp = Arc::pin_init(
         try_pin_init!(Qp {
             index,
@@ -1067,10 +1063,10 @@ fn create(
             ssn: AtomicU32::new(0),
             mcg_num: AtomicU32::new(0),
             valid: AtomicBool::new(true),
-            released,
             io <- QpIo::new(),
             rc <- crate::rc::Rc::new(),
             rc_timer <- kernel::time::hrtimer::HrTimer::new(),
+            _release: release,
         }),
         GFP_KERNEL,
     )?;
@@ -1176,16 +1172,11 @@ impl QpDriver for Rxe {
         drop(mappings);
         // Nothing sends on it any more (its tasks are stopped): its socket
         // goes now, in process context, with the reference it holds. Its
-        // packets still in flight hold theirs, which `release_qp` waits for.
+        // packets still in flight hold theirs, which the core's destroy
+        // waits for after this (core/rdma/qp.rs, `ReleaseMark`).
         let tx = qp.tx.lock().take();
         drop(tx);
         Ok(())
-    }
-
-    fn release_qp(_dev: &Device<Self>, qp: Arc<Qp>) {
-        let released = qp.released.clone();
-        drop(qp);
-        released.wait_for_completion();
     }
 
     fn post_send(

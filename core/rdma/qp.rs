@@ -7,9 +7,13 @@
 //! create. [`QpDriver::create_qp`] returns the driver's state, which the
 //! trampoline attaches; modify, query and the posts borrow it. Destroy is
 //! two steps: [`QpDriver::destroy_qp`] may refuse (the QP stays as it is),
-//! then the trampoline detaches the state and hands it to
-//! [`QpDriver::release_qp`], which must not return while a reference it
-//! handed out still uses the core's `ib_qp` (the core frees it then).
+//! then the trampoline detaches the state, drops its reference, and waits
+//! until the state itself is gone (references the driver handed out, to
+//! packets in flight or timers, may outlive the destroy call), since the
+//! core frees the `ib_qp` the state points to on return. The state says
+//! when it is gone by dropping its [`ReleaseMark`] (its last field): a flag
+//! in the core's object, not a completion of its own, so that a QP costs
+//! no allocation for it.
 //!
 //! Attributes are the core's plain structures (`ib_qp_attr`,
 //! `ib_qp_init_attr`); the helpers here read and write their unions and the
@@ -37,8 +41,15 @@ use super::{
     },
     srq::SrqDriver,
     udata::UData,
+    wait,
 };
-use core::marker::PhantomData;
+use core::{
+    marker::PhantomData,
+    sync::atomic::{
+        AtomicU8,
+        Ordering, //
+    },
+};
 use kernel::{
     ffi,
     prelude::*,
@@ -63,7 +74,8 @@ pub type Sge = bindings::ib_sge;
 ///
 /// # Invariants
 ///
-/// `raw` is the `ib_qp` at the start of an [`ObjectBox<ib_qp>`] the core
+/// `raw` is the `ib_qp` at the start of a `QpObject` (an
+/// [`ObjectBox<ib_qp>`] and a flag) the core
 /// allocated and filled, to which the create op has exclusive access for `'a`.
 pub struct NewQp<'a> {
     raw: *mut bindings::ib_qp,
@@ -90,6 +102,19 @@ impl NewQp<'_> {
     /// events name it).
     pub fn core(&self) -> CoreObject<bindings::ib_qp> {
         CoreObject::new(self.raw)
+    }
+
+    /// The QP's release mark, for the driver's state to keep as its last
+    /// field: destroy waits until it is dropped. One per QP; a state that
+    /// keeps none is not waited for.
+    pub fn release_mark(&mut self) -> ReleaseMark {
+        // SAFETY: the `ib_qp` is the start of a `QpObject` (type invariant),
+        // which the core keeps until destroy returns.
+        let pending = unsafe { &(*self.raw.cast::<QpObject>()).pending };
+        pending.store(1, Ordering::Relaxed);
+        // INVARIANT: the flag just set, of a QP the core frees only after
+        // destroy saw it clear.
+        ReleaseMark(pending.as_ptr())
     }
 
     /// Sets the QP number the core and user space know the QP by.
@@ -563,10 +588,6 @@ pub trait QpDriver: IbDriver + CqDriver + SrqDriver {
     /// driver's lookups. A refusal leaves the QP as it was.
     fn destroy_qp(dev: &Device<Self>, qp: ArcBorrow<'_, Self::Qp>) -> Result;
 
-    /// The QP's state, detached from the core's object, which the core
-    /// frees on return: waits until nothing uses the `ib_qp` any more.
-    fn release_qp(dev: &Device<Self>, qp: Arc<Self::Qp>);
-
     /// Posts send work requests (a kernel user's list; an empty list is a
     /// user QP's doorbell).
     fn post_send(
@@ -591,7 +612,40 @@ pub fn install<T: QpDriver>(ops: &mut bindings::ib_device_ops) {
     ops.destroy_qp = Some(Adapter::<T>::destroy_qp_cb);
     ops.post_send = Some(Adapter::<T>::post_send_cb);
     ops.post_recv = Some(Adapter::<T>::post_recv_cb);
-    ops.size_ib_qp = ObjectBox::<bindings::ib_qp>::SIZE;
+    ops.size_ib_qp = core::mem::size_of::<QpObject>();
+}
+
+/// A QP as the core allocates it for this project (`size_ib_qp` bytes,
+/// zeroed): the [`ObjectBox`] (the core's `ib_qp` first, then the driver's
+/// state), then whether a [`ReleaseMark`] of it is still alive.
+#[repr(C)]
+struct QpObject {
+    obj: ObjectBox<bindings::ib_qp>,
+    /// 1 from [`NewQp::release_mark`] until the mark is dropped.
+    pending: AtomicU8,
+}
+
+/// Dropped with the driver's QP state (its last field, see
+/// [`NewQp::release_mark`]): tells the destroy that waits for it that the
+/// state no longer uses the core's `ib_qp`.
+///
+/// # Invariants
+///
+/// Points to the `pending` flag of a live [`QpObject`], set, which nothing
+/// else clears; the object is freed only after the flag is seen clear.
+pub struct ReleaseMark(*mut u8);
+
+// SAFETY: the flag is written atomically, from any thread.
+unsafe impl Send for ReleaseMark {}
+// SAFETY: a shared mark gives access to nothing.
+unsafe impl Sync for ReleaseMark {}
+
+impl Drop for ReleaseMark {
+    fn drop(&mut self) {
+        // SAFETY: the flag is live until it is seen clear (type invariant),
+        // and the call does not touch it after clearing it.
+        unsafe { bindings::rrxe_set_and_wake_var_u8(self.0, 0) };
+    }
 }
 
 struct Adapter<T>(PhantomData<T>);
@@ -723,7 +777,13 @@ impl<T: QpDriver> Adapter<T> {
         // SAFETY: the destroy op has the object to itself; the state is a
         // `T::Qp`.
         if let Some(state) = unsafe { ObjectBox::<bindings::ib_qp>::detach::<T::Qp>(qp) } {
-            T::release_qp(dev, state);
+            drop(state);
+            // SAFETY: the `ib_qp` is the start of a `QpObject`, which the
+            // core frees after this returns.
+            let pending = unsafe { &(*qp.cast::<QpObject>()).pending };
+            // Until the last reference to the state, and with it its mark,
+            // is gone.
+            wait::wait_while(pending, 1);
         }
         0
     }
