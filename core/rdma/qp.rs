@@ -106,7 +106,9 @@ impl NewQp<'_> {
 
     /// The QP's release mark, for the driver's state to keep as its last
     /// field: destroy waits until it is dropped. One per QP; a state that
-    /// keeps none is not waited for.
+    /// keeps none is not waited for. If the create fails, the mark must be
+    /// dropped before the create op returns (the core frees the object
+    /// then, without a destroy).
     pub fn release_mark(&mut self) -> ReleaseMark {
         // SAFETY: the `ib_qp` is the start of a `QpObject` (type invariant),
         // which the core keeps until destroy returns.
