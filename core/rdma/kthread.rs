@@ -4,10 +4,11 @@
 //! (`kthread_worker`), for work that wants threads whose scheduling
 //! attributes the module sets, as SPI controllers, mt76 or erofs have.
 //!
-//! A [`ModuleThreads`] is a `static` slot holding one worker thread per
-//! CPU online when the module started them ([`ModuleThreads::start`]),
-//! stopped when the returned [`ThreadsOwner`] (a field of the module) is
-//! dropped, after the work queued on them has run. A work item
+//! A [`ModuleThreads`] is a `static` slot (core/rdma/module_slot.rs)
+//! holding one worker thread per CPU online when the module started them
+//! ([`ModuleThreads::start`]), stopped when the returned [`ThreadsOwner`]
+//! (a field of the module) is dropped, after the work queued on them has
+//! run. A work item
 //! ([`KthreadWork`], embedded in an `Arc`'d object) runs on the thread its
 //! object's address hashes to, always the same one: the kernel does not
 //! let a `kthread_work` move between workers. The hash, not a thread
@@ -21,13 +22,18 @@
 //! threads run nothing but the module's work, so their attributes are the
 //! module's to choose.
 
-use super::bindings;
+use super::{
+    bindings,
+    module_slot::{
+        ModuleSlot,
+        SlotContent,
+        SlotOwner, //
+    },
+};
 use core::{
     marker::PhantomData,
-    ptr,
     sync::atomic::{
         AtomicBool,
-        AtomicPtr,
         Ordering, //
     },
 };
@@ -170,17 +176,41 @@ struct Thread {
 }
 
 /// The worker threads.
-struct Threads {
+pub struct Threads {
     threads: KVec<Thread>,
 }
 
+impl Drop for Threads {
+    /// Stops the threads, each after running the work queued on it.
+    fn drop(&mut self) {
+        destroy(&self.threads);
+    }
+}
+
+/// The content of a [`ModuleThreads`]: a boxed [`Threads`].
+pub struct ThreadSet;
+
+impl SlotContent for ThreadSet {
+    type Target = Threads;
+
+    unsafe fn free(set: *mut Threads) {
+        // SAFETY: `set` came from `KBox::into_raw` in `start` and no new
+        // reference to it can be taken (the caller's promise).
+        drop(unsafe { KBox::from_raw(set) });
+    }
+}
+
 /// A module's own worker threads, none until started.
-pub struct ModuleThreads(AtomicPtr<Threads>);
+pub struct ModuleThreads(ModuleSlot<ThreadSet>);
+
+/// Stops its [`ModuleThreads`]' threads when dropped, after the work queued
+/// on them has run.
+pub type ThreadsOwner = SlotOwner<ThreadSet>;
 
 impl ModuleThreads {
     /// An empty slot.
     pub const fn new() -> Self {
-        Self(AtomicPtr::new(ptr::null_mut()))
+        Self(ModuleSlot::new())
     }
 
     /// Starts one thread per CPU online now, named `name/<n>`, each of
@@ -200,41 +230,28 @@ impl ModuleThreads {
             // SAFETY: `name` is NUL-terminated; the call copies it.
             let w =
                 unsafe { bindings::rrxe_kthread_worker_create(name.as_char_ptr(), id, slice_ns) };
+            // On an error `set` goes, stopping the threads made so far.
+            let worker = kernel::error::from_err_ptr(w)?;
+            let thread = Thread {
+                worker,
+                busy: AtomicBool::new(false),
+            };
             // Room for `n` was reserved: the push does not fail.
-            if let Err(e) = kernel::error::from_err_ptr(w).and_then(|worker| {
-                let thread = Thread {
-                    worker,
-                    busy: AtomicBool::new(false),
-                };
-                set.threads.push_within_capacity(thread).map_err(|e| {
-                    destroy(core::slice::from_ref(&e.0));
-                    ENOMEM
-                })
-            }) {
-                destroy(&set.threads);
-                return Err(e);
-            }
+            set.threads.push_within_capacity(thread).map_err(|e| {
+                destroy(core::slice::from_ref(&e.0));
+                ENOMEM
+            })?;
         }
-        let set = KBox::into_raw(set);
-        if self
-            .0
-            .compare_exchange(ptr::null_mut(), set, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            // SAFETY: `set` was never published; it is ours to free.
-            let set = unsafe { KBox::from_raw(set) };
-            destroy(&set.threads);
-            return Err(EBUSY);
-        }
-        Ok(ThreadsOwner(self))
+        // SAFETY: a new set, ours, freed by `ThreadSet::free`.
+        unsafe { self.0.publish(KBox::into_raw(set)) }
     }
 
     fn get(&self) -> Option<&Threads> {
-        let set = self.0.load(Ordering::Acquire);
-        // SAFETY: a non-null pointer is the live set: it is cleared before
-        // being freed in `ThreadsOwner::drop`, at module exit, after every
-        // object whose work is queued here is gone.
-        unsafe { set.as_ref() }
+        let set = self.0.get()?;
+        // SAFETY: the slot's content is the live set while it is there and
+        // the caller runs (`ModuleSlot::get`): every object whose work is
+        // queued here is gone before the module's exit frees it.
+        Some(unsafe { set.as_ref() })
     }
 
     /// The thread of the item at `item`: its address hashed (`hash_64()`'s
@@ -262,21 +279,5 @@ fn destroy(threads: &[Thread]) {
         // SAFETY: `t.worker` is a live worker no one queues on any more;
         // `kthread_destroy_worker` flushes it, then stops its thread.
         unsafe { bindings::kthread_destroy_worker(t.worker) };
-    }
-}
-
-/// Stops its [`ModuleThreads`]' threads when dropped, after the work queued
-/// on them has run.
-pub struct ThreadsOwner(&'static ModuleThreads);
-
-impl Drop for ThreadsOwner {
-    fn drop(&mut self) {
-        let set = self.0 .0.swap(ptr::null_mut(), Ordering::AcqRel);
-        if !set.is_null() {
-            // SAFETY: `set` came from `KBox::into_raw` in `start` and can no
-            // longer be reached through the slot.
-            let set = unsafe { KBox::from_raw(set) };
-            destroy(&set.threads);
-        }
     }
 }

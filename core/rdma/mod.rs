@@ -20,6 +20,7 @@ pub mod link;
 pub mod mcast;
 pub mod misc;
 pub mod mmap;
+pub mod module_slot;
 pub mod mr;
 pub mod mw;
 pub mod netdev;

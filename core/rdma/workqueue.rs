@@ -13,12 +13,12 @@
 //! allocated by [`ModuleQueue::alloc`] in the module's `init` and destroyed
 //! when the returned [`QueueOwner`] (a field of the module) is dropped.
 
-use super::bindings;
-use core::{
-    ptr,
-    sync::atomic::{
-        AtomicPtr,
-        Ordering, //
+use super::{
+    bindings,
+    module_slot::{
+        ModuleSlot,
+        SlotContent,
+        SlotOwner, //
     },
 };
 use kernel::{
@@ -26,13 +26,31 @@ use kernel::{
     workqueue::Queue, //
 };
 
+/// The content of a [`ModuleQueue`]: a workqueue.
+pub struct Workqueue;
+
+impl SlotContent for Workqueue {
+    type Target = bindings::workqueue_struct;
+
+    unsafe fn free(wq: *mut bindings::workqueue_struct) {
+        // SAFETY: `wq` came from `alloc_workqueue()` and no new reference to
+        // it can be taken (the caller's promise); destroying it drains the
+        // work still queued.
+        unsafe { bindings::destroy_workqueue(wq) };
+    }
+}
+
 /// A module's own workqueue, empty until allocated.
-pub struct ModuleQueue(AtomicPtr<bindings::workqueue_struct>);
+pub struct ModuleQueue(ModuleSlot<Workqueue>);
+
+/// Destroys its [`ModuleQueue`]'s queue when dropped, waiting for the work
+/// queued on it.
+pub type QueueOwner = SlotOwner<Workqueue>;
 
 impl ModuleQueue {
     /// An empty slot.
     pub const fn new() -> Self {
-        Self(AtomicPtr::new(ptr::null_mut()))
+        Self(ModuleSlot::new())
     }
 
     /// Allocates the queue (`WQ_UNBOUND`, as the system queues the C modules
@@ -57,53 +75,21 @@ impl ModuleQueue {
         if wq.is_null() {
             return Err(ENOMEM);
         }
-        if self
-            .0
-            .compare_exchange(ptr::null_mut(), wq, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            // SAFETY: `wq` was just allocated and was never published.
-            unsafe { bindings::destroy_workqueue(wq) };
-            return Err(EBUSY);
-        }
-        Ok(QueueOwner(self))
+        // SAFETY: a new queue, ours, freed by `Workqueue::free`.
+        unsafe { self.0.publish(wq) }
     }
 
     /// The queue, `None` outside the owner's lifetime.
-    ///
-    /// Callers run between the module's `init` and `exit` (they are callbacks
-    /// of objects the module has registered), so the queue cannot be
-    /// destroyed under them while they use it.
     pub fn get(&self) -> Option<&Queue> {
-        let wq = self.0.load(Ordering::Acquire);
-        if wq.is_null() {
-            return None;
-        }
-        // SAFETY: a non-null pointer is a live queue: it is cleared before
-        // `destroy_workqueue()` in `QueueOwner::drop`, which runs at module
-        // exit, after every object whose callbacks call this is gone.
-        Some(unsafe { Queue::from_raw(wq) })
+        let wq = self.0.get()?;
+        // SAFETY: the slot's content is a live queue while it is there and
+        // the caller runs (`ModuleSlot::get`).
+        Some(unsafe { Queue::from_raw(wq.as_ptr()) })
     }
 }
 
 impl Default for ModuleQueue {
     fn default() -> Self {
         Self::new()
-    }
-}
-
-/// Destroys its [`ModuleQueue`]'s queue when dropped, waiting for the work
-/// queued on it.
-pub struct QueueOwner(&'static ModuleQueue);
-
-impl Drop for QueueOwner {
-    fn drop(&mut self) {
-        let wq = self.0 .0.swap(ptr::null_mut(), Ordering::AcqRel);
-        if !wq.is_null() {
-            // SAFETY: `wq` came from `alloc_workqueue()` and no new reference
-            // to it can be taken (the slot is cleared); destroying it drains
-            // the work still queued.
-            unsafe { bindings::destroy_workqueue(wq) };
-        }
     }
 }
