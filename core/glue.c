@@ -80,7 +80,7 @@ void rrxe_kthread_init_work(struct kthread_work *work, void (*fn)(struct kthread
 
 void rrxe_wait_var_while_u8(u8 *var, u8 val)
 {
-	wait_var_event(var, READ_ONCE(*var) != val);
+	wait_var_event(var, smp_load_acquire(var) != val);
 }
 
 void rrxe_wake_up_var_mb(void *var)
@@ -91,8 +91,11 @@ void rrxe_wake_up_var_mb(void *var)
 
 void rrxe_set_and_wake_var_u8(u8 *var, u8 val)
 {
-	/* wake_up_var() uses the address only, as the waiters' key. */
-	WRITE_ONCE(*var, val);
+	/*
+	 * Release: what the caller did before is done when a waiter sees val.
+	 * wake_up_var() uses the address only, as the waiters' key.
+	 */
+	smp_store_release(var, val);
 	smp_mb();
 	wake_up_var(var);
 }

@@ -41,15 +41,15 @@ unsigned int rrxe_num_online_cpus(void);
 void rrxe_kthread_init_work(struct kthread_work *work, void (*fn)(struct kthread_work *));
 
 /*
- * wait_var_event() (a macro) until *var is no longer val, and the
- * wake_up_var() that ends it, after the full barrier its lockless check
- * of the waiters needs (see wake_up_var()'s comment).
+ * wait_var_event() (a macro) until *var is no longer val (read with
+ * acquire), and the wake_up_var() that ends it, after the full barrier its
+ * lockless check of the waiters needs (see wake_up_var()'s comment).
  */
 void rrxe_wait_var_while_u8(u8 *var, u8 val);
 void rrxe_wake_up_var_mb(void *var);
 /*
- * Stores val in *var and wakes its waiters, without touching *var after
- * the store: a waiter that sees the value may free it at once.
+ * Stores val in *var (with release) and wakes its waiters, without touching
+ * *var after the store: a waiter that sees the value may free it at once.
  */
 void rrxe_set_and_wake_var_u8(u8 *var, u8 val);
 

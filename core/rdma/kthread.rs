@@ -8,15 +8,14 @@
 //! holding one worker thread per CPU online when the module started them
 //! ([`ModuleThreads::start`]), stopped when the returned [`ThreadsOwner`]
 //! (a field of the module) is dropped, after the work queued on them has
-//! run. A work item
-//! ([`KthreadWork`], embedded in an `Arc`'d object) runs on the thread its
-//! object's address hashes to, always the same one: the kernel does not
-//! let a `kthread_work` move between workers. The hash, not a thread
-//! number kept in the item, so that the item is just the kernel's
-//! `kthread_work` (objects made by the thousand, as QPs' tasks, stay in a
-//! smaller slab). A thread takes one item at
-//! a time ([`KthreadWork::queue_if_idle`]); the caller sends what a busy
-//! thread refuses elsewhere (a workqueue).
+//! run. A work item ([`KthreadWork`], embedded in an `Arc`'d object) runs
+//! on the thread its object's address hashes to, always the same one: the
+//! kernel does not let a `kthread_work` move between workers. The hash,
+//! not a thread number kept in the item, so that the item is just the
+//! kernel's `kthread_work` (objects made by the thousand, as QPs' tasks,
+//! stay in a smaller slab). A thread takes one item at a time
+//! ([`KthreadWork::queue_if_idle`]); the caller sends what a busy thread
+//! refuses elsewhere (a workqueue).
 //!
 //! Unlike a workqueue's workers, shared with the rest of the kernel, these
 //! threads run nothing but the module's work, so their attributes are the

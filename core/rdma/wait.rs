@@ -10,8 +10,8 @@
 use super::bindings;
 use core::sync::atomic::AtomicU8;
 
-/// Sleeps (uninterruptibly) while `var` holds `val`; returns once a
-/// [`wake`] on `var` follows a change. Process context.
+/// Sleeps (uninterruptibly) while `var` holds `val` (read with acquire);
+/// the writer of another value wakes it ([`wake`]). Process context.
 pub fn wait_while(var: &AtomicU8, val: u8) {
     // SAFETY: `var` is valid for reads for the call (a reference); the C
     // side only reads it, with `READ_ONCE`, as the atomic it is.
