@@ -1074,8 +1074,12 @@ static void scribble(uint64_t *s, struct rxe_queue_buf *q, size_t size, int send
 	pi = q->producer_index;
 	for (k = 0; k < n; k++) {
 		uint8_t *e = q->data + ((pi + k) & mask) * esz;
+		/* The element size is the header's, which may be one we
+		 * scribbled: a WQE's fixed part may not fit, and written whole
+		 * into the last element it ran past the mapping. */
+		size_t fixed = send ? sizeof(struct rxe_send_wqe) : sizeof(struct rxe_recv_wqe);
 
-		if (chance(s, 20)) {
+		if (chance(s, 20) || esz < fixed) {
 			for (i = 0; i < esz; i++)
 				e[i] = rnd(s);
 			continue;
