@@ -202,45 +202,35 @@ impl<T: Send + Sync + 'static, F: TaskFn<T>> Task<T, F> {
         )
     }
 
-    fn state(&self) -> State {
-        State::from_raw(self.state.load(Ordering::Acquire))
-    }
-
-    /// Moves the state from `from` to `to`; the state found instead if it
-    /// was not `from`.
-    fn change(&self, from: State, to: State) -> Result<(), State> {
-        self.state
-            .compare_exchange(from as u8, to as u8, Ordering::AcqRel, Ordering::Acquire)
-            .map(|_| ())
-            .map_err(State::from_raw)
-    }
-
-    /// Moves the state from `from` to `to`, waking a stop that waits if
-    /// `from` is [`State::Draining`].
-    fn leave(&self, from: State, to: State) -> Result<(), State> {
-        self.change(from, to)?;
-        if from == State::Draining {
+    /// Changes the state to the one `to` gives for the state found (none:
+    /// left as it is), retrying while other changes race it, and wakes a
+    /// stop that waits if the state left [`State::Draining`]. The state
+    /// found: `Ok` if it was changed.
+    fn update(&self, mut to: impl FnMut(State) -> Option<State>) -> Result<State, State> {
+        let found = self
+            .state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
+                to(State::from_raw(v)).map(|s| s as u8)
+            })
+            .map(State::from_raw)
+            .map_err(State::from_raw);
+        // No change keeps a task Draining: this one ended the drain.
+        if found == Ok(State::Draining) {
             wait::wake(&self.state);
         }
-        Ok(())
+        found
     }
 
     /// Takes an idle task for a run (`__reserve_if_idle`) and says so; a
     /// task queued or running is armed to go round once more instead, and
     /// one stopped is left as it is.
     fn reserve(&self) -> bool {
-        let mut s = self.state();
-        loop {
-            let to = match s {
-                State::Idle => State::Busy,
-                State::Busy => State::Armed,
-                _ => return false,
-            };
-            match self.change(s, to) {
-                Ok(()) => return to == State::Busy,
-                Err(now) => s = now,
-            }
-        }
+        let found = self.update(|s| match s {
+            State::Idle => Some(State::Busy),
+            State::Busy => Some(State::Armed),
+            _ => None,
+        });
+        found == Ok(State::Idle)
     }
 
     /// Has the task run on `owner` soon (`rxe_sched_task`); any context.
@@ -276,18 +266,13 @@ impl<T: Send + Sync + 'static, F: TaskFn<T>> Task<T, F> {
     /// A reserved task that cannot be queued is idle again, or drained for
     /// a stop that waits.
     fn abandon(&self) {
-        let mut s = self.state();
-        loop {
-            let to = if s == State::Draining {
+        let _ = self.update(|s| {
+            Some(if s == State::Draining {
                 State::Drained
             } else {
                 State::Idle
-            };
-            match self.leave(s, to) {
-                Ok(()) => return,
-                Err(now) => s = now,
-            }
-        }
+            })
+        });
     }
 
     /// Runs the task on `owner` here, in the caller's context, if it is
@@ -317,31 +302,24 @@ impl<T: Send + Sync + 'static, F: TaskFn<T>> Task<T, F> {
     }
 
     fn stop(&self, end: State) {
-        let mut s = self.state();
         loop {
-            s = match s {
-                State::Invalid => return,
-                State::Idle | State::Drained => match self.change(s, end) {
-                    Ok(()) => return,
-                    Err(now) => now,
-                },
-                State::Busy | State::Armed => match self.change(s, State::Draining) {
-                    Ok(()) => State::Draining,
-                    Err(now) => now,
-                },
-                State::Draining => {
-                    // The run ends the drain, and wakes this.
-                    wait::wait_while(&self.state, State::Draining as u8);
-                    self.state()
-                }
-            };
+            let found = self.update(|s| match s {
+                State::Idle | State::Drained => Some(end),
+                State::Busy | State::Armed => Some(State::Draining),
+                State::Draining | State::Invalid => None,
+            });
+            match found {
+                Ok(State::Idle | State::Drained) | Err(State::Invalid) => return,
+                // The run ends the drain, and wakes this.
+                _ => wait::wait_while(&self.state, State::Draining as u8),
+            }
         }
     }
 
     /// Lets a disabled task be scheduled again (`rxe_enable_task`); not
     /// after a cleanup.
     pub(crate) fn enable(&self) {
-        let _ = self.change(State::Drained, State::Idle);
+        let _ = self.update(|s| (s == State::Drained).then_some(State::Idle));
     }
 
     /// One run (`do_task`) on `owner`: the function called until it is
@@ -375,24 +353,23 @@ impl<T: Send + Sync + 'static, F: TaskFn<T>> Task<T, F> {
     /// The state after a round of calls that ended with `step`, and what
     /// the run does next.
     fn after(&self, step: Step) -> Next {
-        let mut s = self.state();
-        loop {
-            let (to, next) = match (step, s) {
+        let mut next = Next::End;
+        let _ = self.update(|s| {
+            let to;
+            (to, next) = match (step, s) {
                 // A drain goes on until done.
-                (Step::More, State::Draining) => return Next::Round,
+                (Step::More, State::Draining) => (None, Next::Round),
                 // Out of iterations: the rest in a later run, behind the
                 // other QPs' work.
-                (Step::More, _) => (State::Busy, Next::Queue),
+                (Step::More, _) => (Some(State::Busy), Next::Queue),
                 // Scheduled while running: once more.
-                (Step::Done, State::Armed) => (State::Busy, Next::Round),
-                (Step::Done, State::Draining) => (State::Drained, Next::End),
-                (Step::Done, _) => (State::Idle, Next::End),
+                (Step::Done, State::Armed) => (Some(State::Busy), Next::Round),
+                (Step::Done, State::Draining) => (Some(State::Drained), Next::End),
+                (Step::Done, _) => (Some(State::Idle), Next::End),
             };
-            match self.leave(s, to) {
-                Ok(()) => return next,
-                Err(now) => s = now,
-            }
-        }
+            to
+        });
+        next
     }
 
     /// A queued run: the owner its queueing left in the slot.

@@ -112,7 +112,7 @@ impl NewQp<'_> {
     pub fn release_mark(&mut self) -> ReleaseMark {
         // SAFETY: the `ib_qp` is the start of a `QpObject` (type invariant),
         // which the core keeps until destroy returns.
-        let pending = unsafe { &(*self.raw.cast::<QpObject>()).pending };
+        let pending = unsafe { QpObject::pending(self.raw) };
         pending.store(1, Ordering::Relaxed);
         // INVARIANT: the flag just set, of a QP the core frees only after
         // destroy saw it clear.
@@ -627,6 +627,20 @@ struct QpObject {
     pending: AtomicU8,
 }
 
+impl QpObject {
+    /// The release flag of the QP whose `ib_qp` is `qp`.
+    ///
+    /// # Safety
+    ///
+    /// `qp` is the start of a `QpObject` (one this module's ops were given
+    /// by the core) that stays allocated for `'a`.
+    unsafe fn pending<'a>(qp: *mut bindings::ib_qp) -> &'a AtomicU8 {
+        // SAFETY: the caller's promise; the flag is only ever accessed
+        // atomically.
+        unsafe { &(*qp.cast::<QpObject>()).pending }
+    }
+}
+
 /// Dropped with the driver's QP state (its last field, see
 /// [`NewQp::release_mark`]): tells the destroy that waits for it that the
 /// state no longer uses the core's `ib_qp`.
@@ -782,7 +796,7 @@ impl<T: QpDriver> Adapter<T> {
             drop(state);
             // SAFETY: the `ib_qp` is the start of a `QpObject`, which the
             // core frees after this returns.
-            let pending = unsafe { &(*qp.cast::<QpObject>()).pending };
+            let pending = unsafe { QpObject::pending(qp) };
             // Until the last reference to the state, and with it its mark,
             // is gone.
             wait::wait_while(pending, 1);
