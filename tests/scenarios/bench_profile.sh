@@ -10,7 +10,9 @@
 # thread's CPU time and voluntary and involuntary switches over the
 # transfer (<set>.tasks, from /proc/<pid>/task/<tid>/sched), and
 # rxe0's hw_counters after the transfer, and the neighbour table before
-# and after it (<set>.neigh), in $RUN/<role>/prof/<set>.*. PROF_SETS
+# and after it (<set>.neigh), eth0's driver statistics that changed over
+# the transfer (ethtool -S: the virtio queues' packets, kicks, interrupts
+# and NAPI polls; <set>.nic), in $RUN/<role>/prof/<set>.*. PROF_SETS
 # changes the sets and their order ("c rust" by default).
 # With PROF_LOOPBACK=1 both ends run on guest a (client to its own
 # address, as the benchmark's loopback row) and guest b only keeps step.
@@ -64,6 +66,8 @@ tb_request() {
 	echo "no answer from the instruction counter ($1 $2)" >&2
 	return 1
 }
+# eth0's driver statistics, "name value" (none if ethtool cannot read them).
+nic_stats() { ethtool -S eth0 2>/dev/null | awk -F: 'NF == 2 { gsub(/ /, "", $1); print $1, $2 + 0 }'; }
 cd /tmp || exit 1
 say() { echo "[$(date +%T)] $*"; }
 for SET in ${PROF_SETS:-c rust}; do
@@ -86,6 +90,7 @@ for SET in ${PROF_SETS:-c rust}; do
 	t0=$(cpu_ticks) c0=$(sched_counts)
 	irq_counts >/tmp/irqs.0
 	task_times >/tmp/tasks.0
+	nic_stats >/tmp/nic.0
 	if [ -n "$LOOPBACK" ] && [ "$OP" != cmtime ]; then
 		if [ "$ROLE" = a ]; then
 			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$SET.srv" 2>&1 &
@@ -138,6 +143,7 @@ for SET in ${PROF_SETS:-c rust}; do
 	# The sources that fired during the transfer, most first.
 	irq_counts | awk 'NR == FNR { n[$1] = $2; next } $2 - n[$1] > 0 { print $2 - n[$1], $0 }' /tmp/irqs.0 - |
 		sort -rn | awk '{ printf "%8d %s\n", $1, $2 }' | head -20 >"$OUT/$SET.irqs"
+	nic_stats | awk 'NR == FNR { n[$1] = $2; next } $2 - n[$1] != 0 { printf "%12d %s\n", $2 - n[$1], $1 }' /tmp/nic.0 - >"$OUT/$SET.nic"
 	echo "$c0 $c1" | awk '{ printf "interrupts %d, context switches %d, NET_RX softirqs %d, NET_TX softirqs %d\n", $5-$1, $6-$2, $7-$3, $8-$4 }' >"$OUT/$SET.sched"
 	echo "$t0 $t1" | awk '{ printf "busy ticks: user %d system %d softirq %d irq %d, idle %d\n", $8-$1+$9-$2, $10-$3, $14-$7, $13-$6, $11-$4 }' >"$OUT/$SET.cpu"
 	[ -n "$ppid" ] && kill -INT $ppid 2>/dev/null && wait $ppid
