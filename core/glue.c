@@ -100,6 +100,26 @@ void rrxe_set_and_wake_var_u8(u8 *var, u8 val)
 	wake_up_var(var);
 }
 
+void rrxe_spin_lock_bh(spinlock_t *lock)
+{
+	spin_lock_bh(lock);
+}
+
+void rrxe_spin_unlock_bh(spinlock_t *lock)
+{
+	spin_unlock_bh(lock);
+}
+
+int rrxe_spin_trylock_bh(spinlock_t *lock)
+{
+	return spin_trylock_bh(lock);
+}
+
+bool rrxe_in_serving_softirq(void)
+{
+	return in_serving_softirq();
+}
+
 bool rrxe_netdev_is_vlan(const struct net_device *ndev)
 {
 	return is_vlan_dev(ndev);

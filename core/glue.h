@@ -53,6 +53,16 @@ void rrxe_wake_up_var_mb(void *var);
  */
 void rrxe_set_and_wake_var_u8(u8 *var, u8 val);
 
+/*
+ * spin_lock_bh() and its kin are macros or static inlines: for a lock taken
+ * both in softirq context and in process context (core/rdma/bh_lock.rs).
+ */
+void rrxe_spin_lock_bh(spinlock_t *lock);
+void rrxe_spin_unlock_bh(spinlock_t *lock);
+int rrxe_spin_trylock_bh(spinlock_t *lock);
+/* in_serving_softirq(): a softirq handler (NAPI's receive) runs now. */
+bool rrxe_in_serving_softirq(void);
+
 /* is_vlan_dev() */
 bool rrxe_netdev_is_vlan(const struct net_device *ndev);
 

@@ -48,6 +48,10 @@ use crate::{
     },
     queue_index::QueueType,
     rdma::{
+        bh_lock::{
+            SpinLockBh,
+            SpinLockBhGuard, //
+        },
         bindings,
         cq::Completion as WorkCompletion,
         ib_device::{
@@ -109,13 +113,11 @@ use core::{
     },
 };
 use kernel::{
-    new_mutex, new_spinlock, new_spinlock_irq,
+    new_spinlock, new_spinlock_irq,
     prelude::*,
     sync::{
         Arc,
         ArcBorrow,
-        Mutex,
-        MutexGuard,
         SpinLock,
         SpinLockIrq,
         SpinLockIrqGuard, //
@@ -270,9 +272,11 @@ pub(crate) struct Qp {
     /// The socket its packets are charged to (the C driver's `qp->sk`):
     /// each skb holds a reference on the QP until the network stack frees
     /// it. Set when the QP is created, taken by destroy (the socket holds a
-    /// reference on the QP too, and is released in process context).
+    /// reference on the QP too, and is released in process context,
+    /// outside the lock). Held while a packet is sent, by the receive task
+    /// in softirq context too, hence bottom halves off.
     #[pin]
-    tx: Mutex<Option<TxSocket<Qp>>>,
+    tx: SpinLockBh<Option<TxSocket<Qp>>>,
     /// Its packets not yet freed by the network stack (`skb_out`).
     skb_out: AtomicU32,
     /// The requester stopped at [`params::INFLIGHT_SKBS_PER_QP_HIGH`]
@@ -505,7 +509,7 @@ impl Qp {
 
     /// The socket its packets are charged to, while it has one: held
     /// while a packet is sent.
-    pub(crate) fn tx_socket(&self) -> MutexGuard<'_, Option<TxSocket<Qp>>> {
+    pub(crate) fn tx_socket(&self) -> SpinLockBhGuard<'_, Option<TxSocket<Qp>>> {
         self.tx.lock()
     }
 
@@ -1057,7 +1061,7 @@ fn create(
             state: AtomicU8::new(QpState::Reset as u8),
             src_port: AtomicU16::new(src_port),
             route <- RouteCache::new(),
-            tx <- new_mutex!(None, "rxe_qp_tx"),
+            tx <- crate::new_spinlock_bh!(None, "rxe_qp_tx"),
             skb_out: AtomicU32::new(0),
             need_req_skb: AtomicBool::new(false),
             ssn: AtomicU32::new(0),
@@ -1089,7 +1093,8 @@ fn create(
     }
     // Last, as nothing can fail after it: the socket holds a reference on
     // the QP, which only destroy gives back.
-    *qp.tx.lock() = Some(TxSocket::new(qp.clone())?);
+    let sock = TxSocket::new(qp.clone())?;
+    *qp.tx.lock() = Some(sock);
     new.set_qp_num(qpn);
     slot.publish(qp.clone());
     Ok(qp)

@@ -20,12 +20,15 @@ use crate::qp_attr::{
     QpState,
     QpType, //
 };
+use crate::rdma::bh_lock::in_serving_softirq;
 use crate::recv::RecvPkt;
 use crate::task::{
     Step,
     Task,
-    TaskFn, //
+    TaskFn,
+    INLINE_ITERATIONS, //
 };
+use crate::wire::opcode::Mask;
 use core::sync::atomic::{
     AtomicU8,
     Ordering, //
@@ -40,6 +43,14 @@ use kernel::{
         SpinLockIrq, //
     },
 };
+
+/// Calls of the responder a request's softirq makes itself (each up to
+/// `rc::RESP_PACKETS_PER_CALL` packets): the one that answers the request
+/// just queued, when nothing else is; a longer run (a READ's responses, a
+/// burst queued meanwhile) goes on in the receive task's thread, as C's
+/// responder runs in a worker, so that one QP does not hold the CPU's
+/// softirq.
+const SOFTIRQ_CALLS: u32 = 1;
 
 /// A FIFO of received packets.
 struct PktQueue {
@@ -135,7 +146,7 @@ impl QpIo {
     /// it go round once more where it runs ([`Task::run_here`]): a user
     /// QP's doorbell, from its `post_send` system call.
     pub(crate) fn run_send_here(&self, qp: ArcBorrow<'_, Qp>) {
-        self.send_task.run_here(qp);
+        self.send_task.run_here(qp, INLINE_ITERATIONS);
     }
 
     /// Schedules the receive task (`rxe_sched_task(&qp->recv_task)`).
@@ -143,11 +154,24 @@ impl QpIo {
         self.recv_task.sched(qp);
     }
 
-    /// Queues a request for the responder and schedules it
-    /// (`rxe_resp_queue_pkt`). The packet is dropped on error.
+    /// Queues a request for the responder and has it run
+    /// (`rxe_resp_queue_pkt`). In the receive softirq, an idle responder
+    /// of a connected QP runs there at once, for [`SOFTIRQ_CALLS`] call
+    /// (the C driver's responder ran in softirq context, a tasklet, until
+    /// its tasks moved to a workqueue); what is left, and every other
+    /// case, goes to its thread or worker. Not for a packet of this host's
+    /// own (loopback), which arrives in the sender's context, itself maybe
+    /// a responder. The packet is dropped on error.
     pub(crate) fn queue_req(&self, qp: ArcBorrow<'_, Qp>, pkt: RecvPkt) -> Result<(), AllocError> {
+        let here = matches!(qp.qp_type(), QpType::Rc | QpType::Uc)
+            && !pkt.mask.intersects(Mask::LOOPBACK)
+            && in_serving_softirq();
         self.push(&self.req_pkts, REQS, pkt)?;
-        self.sched_recv(qp);
+        if here {
+            self.recv_task.run_here(qp, SOFTIRQ_CALLS);
+        } else {
+            self.sched_recv(qp);
+        }
         Ok(())
     }
 

@@ -61,6 +61,7 @@ use crate::{
         rnr_delay_ns, //
     },
     rdma::{
+        bh_lock::SpinLockBh,
         bindings,
         cq::Completion,
         ib_device::Device,
@@ -209,8 +210,10 @@ struct RespIo {
 pub(crate) struct Rc {
     #[pin]
     send: Mutex<SendSide>,
+    /// The responder's state: taken by the receive task, which also runs
+    /// in the receive softirq (rxe/qp_io.rs), hence bottom halves off.
     #[pin]
-    recv: Mutex<RecvSide>,
+    recv: SpinLockBh<RecvSide>,
 }
 
 impl Rc {
@@ -230,7 +233,7 @@ impl Rc {
                 },
                 "rxe_rc_send"
             ),
-            recv <- new_mutex!(
+            recv <- crate::new_spinlock_bh!(
                 RecvSide {
                     info: RespInfo::new(0),
                     ctx: RdmaCtx::default(),
@@ -1418,7 +1421,8 @@ impl RespEnv for RespQp<'_> {
         let size = crate::srq::RECV_LIST_LEN;
         if list.len() != size {
             list.clear();
-            if list.resize(size, 0, GFP_KERNEL).is_err() {
+            // Under the responder's lock, maybe in softirq context.
+            if list.resize(size, 0, GFP_ATOMIC).is_err() {
                 return Err(RespState::ErrRnr);
             }
         }
@@ -1719,7 +1723,7 @@ pub(crate) fn receiver(qp: &Arc<Qp>) -> Step {
         // replay resources are new and empty.
         r.slots.clear();
         if r.slots
-            .resize(nres, ReplayRes::default(), GFP_KERNEL)
+            .resize(nres, ReplayRes::default(), GFP_ATOMIC)
             .is_err()
         {
             return Step::Done;

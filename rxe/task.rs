@@ -277,15 +277,16 @@ impl<T: Send + Sync + 'static, F: TaskFn<T>> Task<T, F> {
 
     /// Runs the task on `owner` here, in the caller's context, if it is
     /// idle (the C driver's `rxe_run_task` of the tasklet era, which ran
-    /// the requester in the poster's process context), for at most
-    /// [`INLINE_ITERATIONS`] calls of its function; what is left is queued
-    /// to a later run. A task queued or running elsewhere goes round once
-    /// more there instead, as [`Task::sched`]. Process context, never under
-    /// a lock the function takes; the caller's time pays for the work a
-    /// worker's wakeup would otherwise be scheduled for.
-    pub(crate) fn run_here(self: &Arc<Self>, owner: ArcBorrow<'_, T>) {
+    /// the requester in the poster's process context and the responder in
+    /// the receive softirq), for at most `calls` calls of its function;
+    /// what is left is queued to a later run. A task queued or running
+    /// elsewhere goes round once more there instead, as [`Task::sched`].
+    /// Process or softirq context (as the function allows), never under a
+    /// lock the function takes; the caller's time pays for the work a
+    /// thread's wakeup would otherwise be scheduled for.
+    pub(crate) fn run_here(self: &Arc<Self>, owner: ArcBorrow<'_, T>, calls: u32) {
         if self.reserve() {
-            self.clone().run(owner.into(), INLINE_ITERATIONS, true);
+            self.clone().run(owner.into(), calls, true);
         }
     }
 

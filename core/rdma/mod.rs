@@ -9,6 +9,7 @@
 //! `unsafe`.
 
 pub mod ah;
+pub mod bh_lock;
 pub mod bindings;
 pub mod cm;
 pub mod cq;
