@@ -7,8 +7,9 @@
 //!   completer; it is scheduled by a post to the send queue, a drain or an
 //!   error, and by a response packet queued for the completer;
 //! - the receive task (`recv_task`, `rxe_receiver`) runs the responder; it
-//!   is scheduled by a request packet queued for it, a post to the receive
-//!   queue in ERR, and an error.
+//!   is scheduled by a request packet queued for it (or, idle and of a
+//!   connected QP, runs one call in the receive softirq that queued it),
+//!   a post to the receive queue in ERR, and an error.
 //!
 //! The input queues hold the packets rxe/recv.rs accepted for the QP until
 //! its tasks take them: requests for the responder (`req_pkts`), responses
