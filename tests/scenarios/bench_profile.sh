@@ -11,9 +11,9 @@
 # transfer (<set>.tasks, from /proc/<pid>/task/<tid>/sched), and
 # rxe0's hw_counters after the transfer, and the neighbour table before
 # and after it (<set>.neigh), eth0's driver statistics that changed over
-# the transfer (ethtool -S: the virtio queues' packets, kicks, interrupts
-# and NAPI polls; <set>.nic), in $RUN/<role>/prof/<set>.*. PROF_SETS
-# changes the sets and their order ("c rust" by default).
+# the transfer (ethtool -S; virtio_net reports its queues' kicks, drops
+# and timeouts there, not packets; <set>.nic), in $RUN/<role>/prof/<set>.*.
+# PROF_SETS changes the sets and their order ("c rust" by default).
 # With PROF_LOOPBACK=1 both ends run on guest a (client to its own
 # address, as the benchmark's loopback row) and guest b only keeps step.
 # PROF_OP=cmtime profiles cmtime -c PROF_ITERS (server on a, client on b)
