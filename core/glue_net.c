@@ -384,4 +384,46 @@ void rrxe_skb_set_owner(struct sk_buff *skb, struct sock *sk,
 	sock_hold(sk);
 	skb->sk = sk;
 	skb->destructor = dtor;
+	/* The destructor's argument ("must remain valid until skb
+	 * destructor"): not zeroed by the allocation, set here. */
+	skb_shinfo(skb)->destructor_arg = (void *)1UL;
+}
+
+unsigned long rrxe_skb_packets(const struct sk_buff *skb)
+{
+	return (unsigned long)skb_shinfo(skb)->destructor_arg;
+}
+
+void rrxe_gso_append(struct sk_buff *head, struct sk_buff *seg)
+{
+	struct sk_buff **tail = &skb_shinfo(head)->frag_list;
+
+	/* A batch is a few packets (RRXE_GSO_MAX_SEGS): no tail pointer. */
+	while (*tail)
+		tail = &(*tail)->next;
+	seg->next = NULL;
+	*tail = seg;
+	head->len += seg->len;
+	head->data_len += seg->len;
+	head->truesize += seg->truesize;
+	skb_shinfo(head)->destructor_arg =
+		(void *)((unsigned long)skb_shinfo(head)->destructor_arg + 1);
+}
+
+int rrxe_gso_send(struct sk_buff *head)
+{
+	struct skb_shared_info *shinfo = skb_shinfo(head);
+	unsigned int thoff = skb_transport_offset(head);
+
+	shinfo->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
+	shinfo->gso_size = skb_headlen(head) - thoff - sizeof(struct udphdr);
+	shinfo->gso_segs = (unsigned long)shinfo->destructor_arg;
+	/* No UDP checksum to fill in (RoCE v2 sends none over IPv4): what
+	 * the segmentation takes as an skb it need not check. */
+	head->ip_summed = CHECKSUM_UNNECESSARY;
+	/* The whole datagram's length, as a UDP GSO skb of a socket has it
+	 * until segmentation gives each packet its own (the head's: its
+	 * ICRC was computed over that). */
+	udp_hdr(head)->len = htons(head->len - thoff);
+	return rrxe_ip_local_out(head);
 }

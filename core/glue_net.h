@@ -106,8 +106,27 @@ int rrxe_sock_create_kern_udp(struct socket **sockp);
 void rrxe_sk_set_user_data(struct sock *sk, void *data);
 void *rrxe_sk_user_data(const struct sock *sk);
 void rrxe_sock_put(struct sock *sk);
-/* sock_hold(@sk), skb->sk = @sk, skb->destructor = @dtor (which puts it). */
+/* sock_hold(@sk), skb->sk = @sk, skb->destructor = @dtor (which puts it);
+ * the skb carries one packet (rrxe_skb_packets). */
 void rrxe_skb_set_owner(struct sk_buff *skb, struct sock *sk,
 			void (*dtor)(struct sk_buff *skb));
+/* The packets an owned skb carries, itself and those appended to it by
+ * rrxe_gso_append: what its destructor gives back to the owner's count. */
+unsigned long rrxe_skb_packets(const struct sk_buff *skb);
+
+/*
+ * A batch of one flow's packets sent as one skb: @head, the first packet
+ * (prepared, owned), carries the others (prepared, unowned, data at their
+ * IP header) in its frag_list, and is sent as a UDP GSO skb of type
+ * SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST. Where the device cannot take it
+ * whole, the stack splits it back into the packets as they are
+ * (skb_segment_list: each keeps its own headers and payload, the IPv4 ID
+ * of the n-th being the head's plus n) and hands them to the driver as one
+ * list. rrxe_gso_append() appends @seg; rrxe_gso_send() sends the batch of
+ * more than one packet, whose head's UDP payload is the largest
+ * (gso_size), as rrxe_ip_local_out().
+ */
+void rrxe_gso_append(struct sk_buff *head, struct sk_buff *seg);
+int rrxe_gso_send(struct sk_buff *head);
 
 #endif /* RRXE_GLUE_NET_H */

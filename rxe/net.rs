@@ -11,7 +11,10 @@
 //! with [`NetUse::take`] and puts them once: when its netdev is unregistered
 //! (or leaves the namespace), or when the device is freed.
 
-use crate::device::Rxe;
+use crate::device::{
+    Rxe,
+    RxeDev, //
+};
 use crate::params;
 use crate::rdma::{
     ib_device::Device,
@@ -27,7 +30,9 @@ use crate::rdma::{
         IpAddr,
         Route,
         RouteCache,
+        TxBatch,
         TxOwner,
+        TxPacket,
         TxSkb,
         TxSocket,
         UdpTunnel, //
@@ -232,9 +237,20 @@ pub(crate) struct Dest {
 /// `send_err` if the IP layer refuses it. A connected QP's packets take the
 /// route kept in `route_cache` while it is valid (`rxe_find_route`).
 ///
+/// With a `batch` (a connected QP's requester), the packet joins the
+/// packets held there, or, if it cannot (another size, full), they are
+/// sent and it starts the next batch; [`flush`] sends what is held, and
+/// counts it. A looped-back packet is never held (what is held is sent
+/// first).
+///
 /// Errors: `ENODEV` without a source GID or its netdev, `ENOMEM` without an
 /// skb, `EHOSTUNREACH` without a route, `EINVAL` if the packet is shorter
-/// than its opcode's headers and ICRC, `build`'s own; `EIO` if the IP layer refused it.
+/// than its opcode's headers and ICRC, `build`'s own; `EIO` if the IP layer
+/// refused it (not seen for a packet held in a batch: [`flush`] counts it).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "a packet's addressing, its owner and its batch"
+)]
 pub(crate) fn send<O: TxOwner>(
     dev: &Device<Rxe>,
     dest: &Dest,
@@ -242,6 +258,7 @@ pub(crate) fn send<O: TxOwner>(
     paylen: u32,
     route_cache: Option<&RouteCache>,
     (owner, owner_ref): (&TxSocket<O>, ArcBorrow<'_, O>),
+    batch: Option<&mut TxBatch>,
     build: impl FnOnce(&mut [u8]) -> Result<&'static OpcodeInfo>,
 ) -> Result {
     let ndev = dev
@@ -262,6 +279,13 @@ pub(crate) fn send<O: TxOwner>(
         dest.tclass,
         dest.hop_limit,
     )?;
+    let looped = ndev.has_mac(&dest.dmac);
+    let joins = !looped && batch.as_ref().is_some_and(|b| b.takes(&pkt));
+    if joins {
+        if let Some(b) = &batch {
+            b.ready(&mut pkt);
+        }
+    }
     {
         let (ip, udp_hdr, payload) = pkt.parts_mut();
         let ip = IpHdr::parse(ip).ok_or(EINVAL)?;
@@ -269,22 +293,57 @@ pub(crate) fn send<O: TxOwner>(
         let crc = icrc::icrc(udp::crc32_le, ip, udp_hdr, payload, info).ok_or(EINVAL)?;
         icrc::store(payload, crc);
     }
-    pkt.set_owner(owner, owner_ref)?;
     let rxe = dev.data();
-    let bytes = u64::from(paylen + dest.dst.ip_udp_hlen());
-    if ndev.has_mac(&dest.dmac) {
-        rxe.count(params::CNT_SENT_PKTS);
-        rxe.count_add(params::CNT_SENT_BYTES, bytes);
-        let pkt = Packet {
-            skb: pkt.into_looped(),
-            paylen,
-            saddr: dest.src,
-            daddr: dest.dst,
-            loopback: true,
+    if let Some(b) = batch {
+        let pkt = if joins {
+            match b.add(pkt, &*owner_ref) {
+                Ok(()) => return Ok(()),
+                Err(pkt) => pkt,
+            }
+        } else {
+            pkt
         };
-        recv::rcv(dev, &ndev, pkt);
-        return Ok(());
+        // What is held leaves before this packet.
+        flush(dev, b);
+        let mut pkt = pkt;
+        pkt.set_owner(owner, owner_ref)?;
+        if !looped {
+            // To be sent with the packets after it, or by `flush`.
+            match b.start(pkt) {
+                Ok(()) => return Ok(()),
+                Err(p) => return send_one(&rxe, p, paylen, dest),
+            }
+        }
+        return loop_back(dev, &ndev, pkt, paylen, dest);
     }
+    pkt.set_owner(owner, owner_ref)?;
+    if looped {
+        return loop_back(dev, &ndev, pkt, paylen, dest);
+    }
+    send_one(&rxe, pkt, paylen, dest)
+}
+
+/// Sends the packets `batch` holds, if any (see [`send`]), counting them in
+/// `sent_pkts` and `sent_bytes`, or `send_err` if the IP layer dropped them
+/// at once: a connected QP's requester, which sent them, has gone on, and
+/// recovers them as lost (an RC QP's retransmission).
+pub(crate) fn flush(dev: &Device<Rxe>, batch: &mut TxBatch) {
+    let Some((packets, bytes, r)) = batch.send() else {
+        return;
+    };
+    let rxe = dev.data();
+    match r {
+        Ok(()) => {
+            rxe.count_add(params::CNT_SENT_PKTS, u64::from(packets));
+            rxe.count_add(params::CNT_SENT_BYTES, u64::from(bytes));
+        }
+        Err(_) => rxe.count_add(params::CNT_SEND_ERR, u64::from(packets)),
+    }
+}
+
+/// Sends one packet to the network, counting it.
+fn send_one(rxe: &RxeDev, pkt: TxPacket, paylen: u32, dest: &Dest) -> Result {
+    let bytes = u64::from(paylen + dest.dst.ip_udp_hlen());
     match pkt.send() {
         Ok(()) => {
             rxe.count(params::CNT_SENT_PKTS);
@@ -296,4 +355,30 @@ pub(crate) fn send<O: TxOwner>(
             Err(e)
         }
     }
+}
+
+/// Hands a packet to this device's own receive path (`rxe_loopback`),
+/// counting it as sent.
+fn loop_back(
+    dev: &Device<Rxe>,
+    ndev: &NetDevice,
+    pkt: TxPacket,
+    paylen: u32,
+    dest: &Dest,
+) -> Result {
+    let rxe = dev.data();
+    rxe.count(params::CNT_SENT_PKTS);
+    rxe.count_add(
+        params::CNT_SENT_BYTES,
+        u64::from(paylen + dest.dst.ip_udp_hlen()),
+    );
+    let pkt = Packet {
+        skb: pkt.into_looped(),
+        paylen,
+        saddr: dest.src,
+        daddr: dest.dst,
+        loopback: true,
+    };
+    recv::rcv(dev, ndev, pkt);
+    Ok(())
 }

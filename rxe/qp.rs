@@ -320,15 +320,19 @@ pub(crate) struct Qp {
 const _: () = assert!(size_of::<Qp>() + 8 <= 1024);
 
 impl TxOwner for Qp {
-    fn skb_queued(&self) {
-        self.skb_out.fetch_add(1, Ordering::SeqCst);
+    fn skb_queued(&self, packets: u32) {
+        self.skb_out.fetch_add(packets, Ordering::SeqCst);
     }
 
-    fn skb_done(this: ArcBorrow<'_, Self>) {
+    fn skb_done(this: ArcBorrow<'_, Self>, packets: u32) {
         // `rxe_skb_tx_dtor`: the requester goes on once the packets in
-        // flight are few again.
-        // Never below zero: each skb was counted when charged.
-        let out = this.skb_out.fetch_sub(1, Ordering::SeqCst).wrapping_sub(1);
+        // flight are few again. A batch (`TxBatch`) counts its packets,
+        // released together with its first.
+        // Never below zero: each packet was counted when charged.
+        let out = this
+            .skb_out
+            .fetch_sub(packets, Ordering::SeqCst)
+            .wrapping_sub(packets);
         if out < params::INFLIGHT_SKBS_PER_QP_LOW && this.need_req_skb.load(Ordering::SeqCst) {
             this.io.sched_send(this);
         }

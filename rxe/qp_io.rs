@@ -46,11 +46,13 @@ use kernel::{
 };
 
 /// Calls of the responder a request's softirq makes itself (each up to
-/// `rc::RESP_PACKETS_PER_CALL` packets): the one that answers the request
-/// just queued, when nothing else is; a longer run (a READ's responses, a
-/// burst queued meanwhile) goes on in the receive task's thread, as C's
-/// responder runs in a worker, so that one QP does not hold the CPU's
-/// softirq.
+/// `rc::RESP_PACKETS_PER_CALL` packets), and of the send task a
+/// response's (up to `rc::SEND_STEPS_PER_CALL` steps): the one that
+/// answers the request or takes the response just queued, when nothing
+/// else is; a longer run (a READ's responses, a burst queued meanwhile, a
+/// message the completion lets the requester send) goes on in the task's
+/// thread, as C's tasks run in a worker, so that one QP does not hold the
+/// CPU's softirq.
 const SOFTIRQ_CALLS: u32 = 1;
 
 /// A FIFO of received packets.
@@ -176,11 +178,25 @@ impl QpIo {
         Ok(())
     }
 
-    /// Queues a response for the completer and schedules it
-    /// (`rxe_comp_queue_pkt`). The packet is dropped on error.
+    /// Queues a response for the completer and has it run
+    /// (`rxe_comp_queue_pkt`). In the receive softirq, an idle send task
+    /// runs there at once for [`SOFTIRQ_CALLS`] call, as the responder
+    /// does for a request ([`QpIo::queue_req`]): the completion an ACK or
+    /// a read's last response brings is not left waiting for a thread's
+    /// wakeup. A response of this host's own (loopback) arrives in its
+    /// sender's context and is queued. The packet is dropped on error.
     pub(crate) fn queue_resp(&self, qp: ArcBorrow<'_, Qp>, pkt: RecvPkt) -> Result<(), AllocError> {
+        // Only an RC QP takes responses (rxe/recv.rs checks the opcode's
+        // transport); a UD send task must not run in softirq.
+        let here = qp.qp_type() == QpType::Rc
+            && !pkt.mask.intersects(Mask::LOOPBACK)
+            && in_serving_softirq();
         self.push(&self.resp_pkts, RESPS, pkt)?;
-        self.sched_send(qp);
+        if here {
+            self.send_task.run_here(qp, SOFTIRQ_CALLS);
+        } else {
+            self.sched_send(qp);
+        }
         Ok(())
     }
 

@@ -43,7 +43,10 @@ use crate::{
         DmaInfo, //
     },
     mr::MrCache,
-    net::Dest,
+    net::{
+        self,
+        Dest, //
+    },
     params,
     qp::Qp,
     qp_attr::{
@@ -65,7 +68,8 @@ use crate::{
         bindings,
         cq::Completion,
         ib_device::Device,
-        mr::CopyBuf, //
+        mr::CopyBuf,
+        udp::TxBatch, //
     },
     recv::RecvPkt,
     req_plan::{
@@ -110,14 +114,14 @@ use crate::{
     },
     xmit,
 };
-use core::cell::OnceCell;
+use core::cell::{
+    OnceCell,
+    RefCell, //
+};
 use kernel::{
-    new_mutex,
+    alloc::Flags,
     prelude::*,
-    sync::{
-        Arc,
-        Mutex, //
-    },
+    sync::Arc, //
 };
 
 /// Where the requester is in the send queue.
@@ -208,8 +212,11 @@ struct RespIo {
 /// A connected QP's transport state.
 #[pin_data]
 pub(crate) struct Rc {
+    /// The requester's and completer's state: taken by the send task,
+    /// which also runs in the receive softirq when a response comes
+    /// (rxe/qp_io.rs), hence bottom halves off.
     #[pin]
-    send: Mutex<SendSide>,
+    send: SpinLockBh<SendSide>,
     /// The responder's state: taken by the receive task, which also runs
     /// in the receive softirq (rxe/qp_io.rs), hence bottom halves off.
     #[pin]
@@ -220,7 +227,7 @@ impl Rc {
     /// The state of a new QP.
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
-            send <- new_mutex!(
+            send <- crate::new_spinlock_bh!(
                 SendSide {
                     req: ReqAt::Consumer,
                     prev: None,
@@ -341,12 +348,12 @@ fn fetch(qp: &Qp, at: Option<u32>, buf: &mut [u8]) -> Result<Fetched> {
 }
 
 /// The send side's WQE buffer, for two of the send queue's elements
-/// ([`SendSide::wqe_buf`]), allocated outside the queue's lock (the
-/// allocation may sleep): once for a QP, the element size being fixed at
-/// creation.
-fn new_wqe_buf(qp: &Qp) -> Result<KBox<[u8]>> {
+/// ([`SendSide::wqe_buf`]), allocated outside the queue's lock with
+/// `flags`: once for a QP, at its first send, the element size being fixed
+/// at creation (a QP that never sends has none).
+fn new_wqe_buf(qp: &Qp, flags: Flags) -> Result<KBox<[u8]>> {
     let size = qp.sq_queue().lock().elem_size();
-    let buf = KBox::pin_slice(|_| Ok::<u8, Error>(0), 2 * size, GFP_KERNEL)?;
+    let buf = KBox::pin_slice(|_| Ok::<u8, Error>(0), 2 * size, flags)?;
     // Bytes do not mind being moved.
     Ok(Pin::into_inner(buf))
 }
@@ -359,7 +366,7 @@ pub(crate) fn take_wqe_buf(qp: &Qp) -> Result<KBox<[u8]>> {
     let held = qp.rc().send.lock().wqe_buf.take();
     match held {
         Some(b) => Ok(b),
-        None => new_wqe_buf(qp),
+        None => new_wqe_buf(qp, GFP_KERNEL),
     }
 }
 
@@ -412,7 +419,8 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
     };
     let mut s = qp.rc().send.lock();
     if s.wqe_buf.is_none() {
-        match new_wqe_buf(qp) {
+        // Under the send side's lock, maybe in the receive softirq.
+        match new_wqe_buf(qp, GFP_ATOMIC) {
             Ok(b) => s.wqe_buf = Some(b),
             // Nothing can be copied out: as for a queue that looks empty,
             // the next post or response runs the task again.
@@ -439,6 +447,10 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
     let half = buf.len() / 2;
     let (req_buf, comp_buf) = buf.split_at_mut(half);
     let mut mrs = MrCache::default();
+    // The requester's packets of this call, held to leave together
+    // (rxe/net.rs): sent when the requester has nothing more, and at the
+    // end of the call at the latest.
+    let mut batch = TxBatch::new();
     let mut step = Step::Done;
     // Once the requester has had nothing to send, the rest of the call is
     // the completer's (a READ's responses, ACKs): asking the requester
@@ -464,9 +476,12 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
         } else {
             comp_loaded = None;
             store_comp_psn(qp, &s, &mut comp_attrs);
-            requester(&dev, qp, &mut s, req_buf, &mut mrs, &mut sent)
+            requester(&dev, qp, &mut s, req_buf, &mut mrs, &mut batch, &mut sent)
         };
         req_idle = req == Step::Done;
+        if req_idle {
+            net::flush(&dev, &mut batch);
+        }
         let comp = match sent {
             Some(p) if !s.comp_timeout && !s.comp.timeout_retry && !qp.io().resp_queued() => {
                 // The completer would find nothing to do: no response, no
@@ -508,6 +523,7 @@ pub(crate) fn sender(qp: &Arc<Qp>) -> Step {
             step = Step::More;
         }
     }
+    net::flush(&dev, &mut batch);
     store_comp_psn(qp, &s, &mut comp_attrs);
     s.wqe_buf = Some(buf);
     s.timer.arm(qp);
@@ -659,6 +675,7 @@ fn requester(
     s: &mut SendSide,
     buf: &mut [u8],
     mrs: &mut MrCache,
+    batch: &mut TxBatch,
     sent: &mut Option<SentUnfinished>,
 ) -> Step {
     let t = qp.qp_type();
@@ -668,6 +685,8 @@ fn requester(
     }
     let rxe = dev.data();
     if s.flags.need_retry && !s.flags.wait_for_rnr_timer {
+        // The packets held leave before those the retry sends again.
+        net::flush(dev, batch);
         retry(qp, s, buf);
         s.flags.need_retry = false;
         // Back to resend what was sent: a WQE resent keeps its credit,
@@ -810,6 +829,7 @@ fn requester(
             &bth,
             p.payload as usize,
             &mut |pkt| req_plan::write_request(pkt, &p, &fields),
+            Some(batch),
             |payload| {
                 if payload.is_empty() {
                     return Ok(());
@@ -1372,6 +1392,9 @@ struct RespQp<'a> {
     /// response (a read's 16 responses would otherwise take the
     /// attributes' lock 16 more times).
     path: &'a OnceCell<(Dest, u32)>,
+    /// The task call's responses, held to leave together (rxe/net.rs), as
+    /// the requester's packets: sent at the end of the call.
+    batch: &'a RefCell<TxBatch>,
 }
 
 impl RespQp<'_> {
@@ -1392,7 +1415,17 @@ impl RespQp<'_> {
         });
         let bth = Bth::new(opcode, *dqpn, psn);
         let mut headers = |pkt: &mut PacketMut<'_>| headers(pkt, *dqpn);
-        xmit::xmit(self.dev, self.qp, dest, &bth, len, &mut headers, fill)
+        let mut batch = self.batch.borrow_mut();
+        xmit::xmit(
+            self.dev,
+            self.qp,
+            dest,
+            &bth,
+            len,
+            &mut headers,
+            Some(&mut batch),
+            fill,
+        )
     }
 }
 
@@ -1740,6 +1773,7 @@ pub(crate) fn receiver(qp: &Arc<Qp>) -> Step {
     r.info.psn = rq_psn;
     let mut mrs = MrCache::default();
     let path = OnceCell::new();
+    let batch = RefCell::new(TxBatch::new());
     let mut again = false;
     for _ in 0..RESP_PACKETS_PER_CALL {
         // The environment and the state `run` changes are disjoint
@@ -1759,6 +1793,7 @@ pub(crate) fn receiver(qp: &Arc<Qp>) -> Step {
             r: io,
             mrs: &mut mrs,
             path: &path,
+            batch: &batch,
         };
         let mut resp = Responder {
             info,
@@ -1771,6 +1806,7 @@ pub(crate) fn receiver(qp: &Arc<Qp>) -> Step {
             break;
         }
     }
+    net::flush(&dev, &mut batch.borrow_mut());
     // The expected PSN for query_qp, if the call moved it (a READ's
     // middle responses do not): as the completer stores `comp_psn`.
     let psn = r.info.psn;

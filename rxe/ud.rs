@@ -232,6 +232,7 @@ fn send_one(dev: &Device<Rxe>, qp: &Arc<Qp>, w: &[u8]) -> u32 {
             }
             Ok(())
         },
+        None,
         |payload| {
             let r = if inline {
                 dma.take_inline(list, payload)

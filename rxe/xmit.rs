@@ -22,7 +22,10 @@ use crate::net::{
 use crate::qp::Qp;
 use crate::rdma::{
     ib_device::Device,
-    udp::IpAddr, //
+    udp::{
+        IpAddr,
+        TxBatch, //
+    },
 };
 use crate::wire::{
     bth::Bth,
@@ -68,7 +71,12 @@ pub(crate) type Headers<'a> = &'a mut dyn FnMut(&mut PacketMut<'_>) -> Result<()
 /// computed over the headers it is sent with. The error of the first step
 /// that failed: `EINVAL` for a packet that cannot be built (unknown opcode,
 /// too long, a header the opcode lacks), `fill`'s, or the network's (see
-/// [`net::send`]).
+/// [`net::send`]). With a `batch`, the packet may be held there with those
+/// before it, to leave with them ([`net::flush`]).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "a packet's fields, its QP and its batch"
+)]
 pub(crate) fn xmit(
     dev: &Device<Rxe>,
     qp: &Arc<Qp>,
@@ -76,6 +84,7 @@ pub(crate) fn xmit(
     bth: &Bth,
     payload_len: usize,
     headers: Headers<'_>,
+    batch: Option<&mut TxBatch>,
     fill: impl FnOnce(&mut [u8]) -> Result,
 ) -> Result {
     let layout = Layout::new(bth.opcode, payload_len).map_err(|_| EINVAL)?;
@@ -90,6 +99,7 @@ pub(crate) fn xmit(
         paylen,
         qp.route_cache(),
         (tx.as_ref().ok_or(EINVAL)?, qp.as_arc_borrow()),
+        batch,
         |buf| {
             let mut pkt = PacketMut::new(buf, layout, bth).map_err(|_| EINVAL)?;
             headers(&mut pkt).map_err(|_| EINVAL)?;

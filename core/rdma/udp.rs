@@ -531,6 +531,53 @@ impl TxPacket {
         (ip, udp, payload)
     }
 
+    /// The IPv4 header's identification, `None` for IPv6.
+    #[inline]
+    fn ipv4_id(&self) -> Option<u16> {
+        let d = self.skb.data();
+        (self.ip_hlen == IPV4_HLEN as usize)
+            .then(|| d.get(4..6).map(|b| u16::from_be_bytes([b[0], b[1]])))
+            .flatten()
+    }
+
+    /// Sets the IPv4 header's identification (before the ICRC, which covers
+    /// it, is computed; the header checksum is the IP layer's). Nothing for
+    /// IPv6.
+    #[inline]
+    fn set_ipv4_id(&mut self, id: u16) {
+        let data = self.skb.data();
+        let (ptr, len) = (data.as_ptr().cast_mut(), data.len());
+        if self.ip_hlen != IPV4_HLEN as usize || len < IPV4_HLEN as usize {
+            return;
+        }
+        // SAFETY: the linear data of an unshared skb (type invariant),
+        // borrowed exclusively through `&mut self`, as in `parts_mut`.
+        let all = unsafe { core::slice::from_raw_parts_mut(ptr, len) };
+        all[4..6].copy_from_slice(&id.to_be_bytes());
+    }
+
+    /// The flow's addresses and ports: the IPv4 header's source and
+    /// destination and the UDP header's ports (`None` for IPv6).
+    #[inline]
+    fn ipv4_flow(&self) -> Option<[u8; 12]> {
+        let d = self.skb.data();
+        if self.ip_hlen != IPV4_HLEN as usize {
+            return None;
+        }
+        let mut flow = [0u8; 12];
+        flow[..8].copy_from_slice(d.get(12..20)?);
+        flow[8..].copy_from_slice(d.get(20..24)?);
+        Some(flow)
+    }
+
+    /// The UDP payload's length.
+    #[inline]
+    fn udp_payload_len(&self) -> u32 {
+        self.skb
+            .len()
+            .saturating_sub(self.ip_hlen as u32 + UDP_HLEN)
+    }
+
     /// Sends the packet (`ip_local_out` / `ip6_local_out`, as the C rxe's
     /// `rxe_send`). `EIO` if the IP layer drops it at once (the C driver
     /// counts `send_err` then); a later drop is not seen.
@@ -538,11 +585,7 @@ impl TxPacket {
     pub fn send(self) -> Result {
         // SAFETY: a prepared skb with its route (type invariant), given away.
         let ret = unsafe { bindings::rrxe_ip_local_out(self.skb.into_raw()) };
-        // `net_xmit_eval`: congestion notification is no error.
-        if ret != 0 && ret != 2 {
-            return Err(EIO);
-        }
-        Ok(())
+        xmit_result(ret)
     }
 
     /// The packet as if received: the IP and UDP headers pulled, data at the
@@ -574,7 +617,7 @@ impl TxPacket {
             return Err(EINVAL);
         }
         let owner: Arc<O> = owner.into();
-        owner.skb_queued();
+        owner.skb_queued(1);
         // The skb keeps a strong count of the owner (at the very address in
         // `sk_user_data`) and a reference on the socket; the destructor
         // gives both back.
@@ -591,13 +634,149 @@ impl TxPacket {
     }
 }
 
-/// The owner of transmitted skbs (a QP): told of each skb charged to it and
-/// of its release.
+/// Most packets a [`TxBatch`] holds.
+pub const BATCH_MAX_PACKETS: u32 = 16;
+
+/// Most bytes (IP headers on) a [`TxBatch`] holds: until it is split, the
+/// head's IP and UDP length fields carry the whole batch's, in 16 bits.
+const BATCH_MAX_BYTES: u32 = 60 * 1024;
+
+/// Packets of one flow held to leave together as one skb, a UDP GSO skb
+/// whose frag list carries the packets after the first
+/// (`rrxe_gso_append`, core/glue_net.h): the IP layer and the qdisc are
+/// passed once for them all, and the device gets them as one list, told
+/// of all but the last that more follow (`xmit_more`), so that a virtio
+/// NIC is notified once a batch rather than up to once a packet. Each
+/// packet is complete (its own headers and ICRC): the segmentation only
+/// gives each its IP length, checksum and identification, the last
+/// predicted here ([`TxBatch::ready`]) so that the ICRC covers the header
+/// as sent. IPv4 only; the others leave one by one.
+///
+/// # Invariants
+///
+/// `head`, if any, is an IPv4 packet charged to an owner, carrying
+/// `packets` packets (itself and those appended to it), `bytes` in all
+/// (IP headers on), none with a longer UDP payload than its own.
+#[derive(Default)]
+pub struct TxBatch {
+    head: Option<TxPacket>,
+    packets: u32,
+    bytes: u32,
+}
+
+impl TxBatch {
+    /// An empty batch.
+    #[inline]
+    pub const fn new() -> Self {
+        Self {
+            head: None,
+            packets: 0,
+            bytes: 0,
+        }
+    }
+
+    /// Whether `pkt` (prepared, not yet owned) can join the batch: an IPv4
+    /// packet of the first one's flow (the segmentation would give it the
+    /// first one's addresses and ports), no longer than it, with room left.
+    #[inline]
+    pub fn takes(&self, pkt: &TxPacket) -> bool {
+        let Some(head) = &self.head else {
+            return false;
+        };
+        !pkt.owned
+            && pkt.ipv4_flow().is_some()
+            && pkt.ipv4_flow() == head.ipv4_flow()
+            && pkt.udp_payload_len() <= head.udp_payload_len()
+            && self.packets < BATCH_MAX_PACKETS
+            && self.bytes.saturating_add(pkt.skb.len()) <= BATCH_MAX_BYTES
+    }
+
+    /// Gives `pkt`, which the batch [`takes`](TxBatch::takes), the IPv4
+    /// identification the segmentation will give it (the first packet's
+    /// plus its position): called before its ICRC is computed.
+    #[inline]
+    pub fn ready(&self, pkt: &mut TxPacket) {
+        if let Some(id) = self.head.as_ref().and_then(TxPacket::ipv4_id) {
+            pkt.set_ipv4_id(id.wrapping_add(self.packets as u16));
+        }
+    }
+
+    /// Adds `pkt`, readied by [`TxBatch::ready`] and with its ICRC, and
+    /// charges it to `owner`, the first packet's owner; gives it back if
+    /// the batch does not take it.
+    #[inline]
+    pub fn add<O: TxOwner>(&mut self, pkt: TxPacket, owner: &O) -> Result<(), TxPacket> {
+        if !self.takes(&pkt) {
+            return Err(pkt);
+        }
+        let Some(head) = &self.head else {
+            return Err(pkt);
+        };
+        let len = pkt.skb.len();
+        owner.skb_queued(1);
+        // SAFETY: both skbs are ours, prepared and unshared (type
+        // invariants); the head is charged to `owner`, whose count its
+        // destructor gives back with the packets it carries; `pkt`'s skb is
+        // unowned and given away to the head, which frees it with its own.
+        unsafe { bindings::rrxe_gso_append(head.skb.as_raw(), pkt.skb.into_raw()) };
+        // INVARIANT: one more packet, no longer than the head's.
+        self.packets += 1;
+        self.bytes += len;
+        Ok(())
+    }
+
+    /// Starts a batch with `pkt`, charged to its owner; gives it back if it
+    /// cannot head one (IPv6, unowned) or the batch is not empty.
+    #[inline]
+    pub fn start(&mut self, pkt: TxPacket) -> Result<(), TxPacket> {
+        if self.head.is_some() || !pkt.owned || pkt.ipv4_id().is_none() {
+            return Err(pkt);
+        }
+        // INVARIANT: an owned IPv4 packet, one packet.
+        self.packets = 1;
+        self.bytes = pkt.skb.len();
+        self.head = Some(pkt);
+        Ok(())
+    }
+
+    /// Sends the packets held, if any: their number and bytes (IP headers
+    /// on), and whether the IP layer took them (`EIO` if it dropped them
+    /// at once, as [`TxPacket::send`]). The batch is empty after.
+    #[inline]
+    pub fn send(&mut self) -> Option<(u32, u32, Result)> {
+        let head = self.head.take()?;
+        let (packets, bytes) = (self.packets, self.bytes);
+        self.packets = 0;
+        self.bytes = 0;
+        if packets == 1 {
+            return Some((packets, bytes, head.send()));
+        }
+        // SAFETY: a prepared, owned IPv4 skb with its route, carrying the
+        // other packets in its frag list, none longer than it (type
+        // invariants); given away.
+        let ret = unsafe { bindings::rrxe_gso_send(head.skb.into_raw()) };
+        Some((packets, bytes, xmit_result(ret)))
+    }
+}
+
+/// `net_xmit_eval`: congestion notification is no error.
+#[inline]
+fn xmit_result(ret: i32) -> Result {
+    if ret != 0 && ret != 2 {
+        return Err(EIO);
+    }
+    Ok(())
+}
+
+/// The owner of transmitted skbs (a QP): told of the packets charged to it
+/// and of their release.
 pub trait TxOwner: Send + Sync + 'static {
-    /// An skb was charged to the owner ([`TxSkb::set_owner`]).
-    fn skb_queued(&self);
-    /// An skb charged to the owner was freed (softirq or process context).
-    fn skb_done(this: ArcBorrow<'_, Self>);
+    /// `packets` were charged to the owner: an skb's ([`TxPacket::set_owner`]),
+    /// or one more of a batch's ([`TxBatch::add`]).
+    fn skb_queued(&self, packets: u32);
+    /// An skb charged to the owner was freed (softirq or process context),
+    /// with the `packets` it carried.
+    fn skb_done(this: ArcBorrow<'_, Self>, packets: u32);
 }
 
 /// A kernel socket standing for an owner `O` of transmitted skbs, as the C
@@ -655,9 +834,10 @@ impl<O: TxOwner> TxSocket<O> {
         // data is an `Arc<O>` of which the skb holds a count.
         unsafe {
             let sk = (*skb).sk;
+            let packets = bindings::rrxe_skb_packets(skb) as u32;
             let owner =
                 Arc::<O>::from_raw(bindings::rrxe_sk_user_data(sk).cast::<O>().cast_const());
-            O::skb_done(owner.as_arc_borrow());
+            O::skb_done(owner.as_arc_borrow(), packets);
             drop(owner);
             bindings::rrxe_sock_put(sk);
         }
