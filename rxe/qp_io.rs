@@ -179,16 +179,21 @@ impl QpIo {
     }
 
     /// Queues a response for the completer and has it run
-    /// (`rxe_comp_queue_pkt`). In the receive softirq, an idle send task
-    /// runs there at once for [`SOFTIRQ_CALLS`] call, as the responder
-    /// does for a request ([`QpIo::queue_req`]): the completion an ACK or
-    /// a read's last response brings is not left waiting for a thread's
-    /// wakeup. A response of this host's own (loopback) arrives in its
-    /// sender's context and is queued. The packet is dropped on error.
+    /// (`rxe_comp_queue_pkt`). In the receive softirq, a response that can
+    /// complete a WQE (an ACK, an atomic ACK, a read's last or only
+    /// response) has an idle send task run there at once for
+    /// [`SOFTIRQ_CALLS`] call, as the responder does for a request
+    /// ([`QpIo::queue_req`]): the completion is not left waiting for a
+    /// thread's wakeup. A read's first and middle responses only schedule
+    /// it: the thread takes a run of them in one call, where the softirq
+    /// would make a call of each. A response of this host's own (loopback)
+    /// arrives in its sender's context and is queued. The packet is
+    /// dropped on error.
     pub(crate) fn queue_resp(&self, qp: ArcBorrow<'_, Qp>, pkt: RecvPkt) -> Result<(), AllocError> {
         // Only an RC QP takes responses (rxe/recv.rs checks the opcode's
         // transport); a UD send task must not run in softirq.
         let here = qp.qp_type() == QpType::Rc
+            && pkt.mask.intersects(Mask::END)
             && !pkt.mask.intersects(Mask::LOOPBACK)
             && in_serving_softirq();
         self.push(&self.resp_pkts, RESPS, pkt)?;
