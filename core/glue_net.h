@@ -122,9 +122,10 @@ unsigned long rrxe_skb_packets(const struct sk_buff *skb);
  * whole, the stack splits it back into the packets as they are
  * (skb_segment_list: each keeps its own headers and payload, the IPv4 ID
  * of the n-th being the head's plus n) and hands them to the driver as one
- * list. rrxe_gso_append() appends @seg; rrxe_gso_send() sends the batch of
- * more than one packet, whose head's UDP payload is the largest
- * (gso_size), as rrxe_ip_local_out().
+ * list. rrxe_gso_append() appends @seg and counts it in the packets @head
+ * carries (rrxe_skb_packets: @head must be owned); rrxe_gso_send() sends
+ * the batch of more than one packet, whose head's UDP payload is the
+ * largest (gso_size), as rrxe_ip_local_out().
  */
 void rrxe_gso_append(struct sk_buff *head, struct sk_buff *seg);
 int rrxe_gso_send(struct sk_buff *head);
