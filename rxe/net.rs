@@ -237,10 +237,10 @@ pub(crate) struct Dest {
 /// `send_err` if the IP layer refuses it. A connected QP's packets take the
 /// route kept in `route_cache` while it is valid (`rxe_find_route`).
 ///
-/// With a `batch` (a connected QP's requester), the packet joins the
-/// packets held there, or, if it cannot (another size, full), they are
-/// sent and it starts the next batch; [`flush`] sends what is held, and
-/// counts it. A looped-back packet is never held (what is held is sent
+/// With a `batch` (a connected QP's task call: the requester's packets,
+/// the responder's), the packet joins the packets held there, or, if it
+/// cannot (longer than the first, full), they are sent and it starts the
+/// next batch; [`flush`] sends what is held, and counts it. A looped-back packet is never held (what is held is sent
 /// first).
 ///
 /// Errors: `ENODEV` without a source GID or its netdev, `ENOMEM` without an
@@ -325,8 +325,8 @@ pub(crate) fn send<O: TxOwner>(
 
 /// Sends the packets `batch` holds, if any (see [`send`]), counting them in
 /// `sent_pkts` and `sent_bytes`, or `send_err` if the IP layer dropped them
-/// at once: a connected QP's requester, which sent them, has gone on, and
-/// recovers them as lost (an RC QP's retransmission).
+/// at once: the task that sent them has gone on, and they are recovered as
+/// lost (an RC QP's retransmission).
 pub(crate) fn flush(dev: &Device<Rxe>, batch: &mut TxBatch) {
     let Some((packets, bytes, r)) = batch.send() else {
         return;
