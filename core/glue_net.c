@@ -398,7 +398,8 @@ void rrxe_gso_append(struct sk_buff *head, struct sk_buff *seg)
 {
 	struct sk_buff **tail = &skb_shinfo(head)->frag_list;
 
-	/* A batch is a few packets (RRXE_GSO_MAX_SEGS): no tail pointer. */
+	/* A batch is a few packets (BATCH_MAX_PACKETS, core/rdma/udp.rs): no
+	 * tail pointer. */
 	while (*tail)
 		tail = &(*tail)->next;
 	seg->next = NULL;

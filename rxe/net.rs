@@ -258,7 +258,7 @@ pub(crate) fn send<O: TxOwner>(
     paylen: u32,
     route_cache: Option<&RouteCache>,
     (owner, owner_ref): (&TxSocket<O>, ArcBorrow<'_, O>),
-    batch: Option<&mut TxBatch>,
+    mut batch: Option<&mut TxBatch>,
     build: impl FnOnce(&mut [u8]) -> Result<&'static OpcodeInfo>,
 ) -> Result {
     let ndev = dev
@@ -280,12 +280,13 @@ pub(crate) fn send<O: TxOwner>(
         dest.hop_limit,
     )?;
     let looped = ndev.has_mac(&dest.dmac);
-    let joins = !looped && batch.as_ref().is_some_and(|b| b.takes(&pkt));
-    if joins {
-        if let Some(b) = &batch {
+    let joins = match &batch {
+        Some(b) if !looped && b.takes(&pkt) => {
             b.ready(&mut pkt);
+            true
         }
-    }
+        _ => false,
+    };
     {
         let (ip, udp_hdr, payload) = pkt.parts_mut();
         let ip = IpHdr::parse(ip).ok_or(EINVAL)?;
@@ -293,34 +294,28 @@ pub(crate) fn send<O: TxOwner>(
         let crc = icrc::icrc(udp::crc32_le, ip, udp_hdr, payload, info).ok_or(EINVAL)?;
         icrc::store(payload, crc);
     }
-    let rxe = dev.data();
-    if let Some(b) = batch {
-        let pkt = if joins {
+    if let Some(b) = batch.as_deref_mut() {
+        if joins {
             match b.add(pkt, &*owner_ref) {
                 Ok(()) => return Ok(()),
-                Err(pkt) => pkt,
-            }
-        } else {
-            pkt
-        };
-        // What is held leaves before this packet.
-        flush(dev, b);
-        let mut pkt = pkt;
-        pkt.set_owner(owner, owner_ref)?;
-        if !looped {
-            // To be sent with the packets after it, or by `flush`.
-            match b.start(pkt) {
-                Ok(()) => return Ok(()),
-                Err(p) => return send_one(&rxe, p, paylen, dest),
+                Err(p) => pkt = p,
             }
         }
-        return loop_back(dev, &ndev, pkt, paylen, dest);
+        // What is held leaves before this packet.
+        flush(dev, b);
     }
     pkt.set_owner(owner, owner_ref)?;
     if looped {
         return loop_back(dev, &ndev, pkt, paylen, dest);
     }
-    send_one(&rxe, pkt, paylen, dest)
+    if let Some(b) = batch {
+        // To be sent with the packets after it, or by `flush`.
+        match b.start(pkt) {
+            Ok(()) => return Ok(()),
+            Err(p) => pkt = p,
+        }
+    }
+    send_one(&dev.data(), pkt, paylen, dest)
 }
 
 /// Sends the packets `batch` holds, if any (see [`send`]), counting them in

@@ -166,16 +166,8 @@ impl QpIo {
     /// own (loopback), which arrives in the sender's context, itself maybe
     /// a responder. The packet is dropped on error.
     pub(crate) fn queue_req(&self, qp: ArcBorrow<'_, Qp>, pkt: RecvPkt) -> Result<(), AllocError> {
-        let here = matches!(qp.qp_type(), QpType::Rc | QpType::Uc)
-            && !pkt.mask.intersects(Mask::LOOPBACK)
-            && in_serving_softirq();
-        self.push(&self.req_pkts, REQS, pkt)?;
-        if here {
-            self.recv_task.run_here(qp, SOFTIRQ_CALLS);
-        } else {
-            self.sched_recv(qp);
-        }
-        Ok(())
+        let softirq = matches!(qp.qp_type(), QpType::Rc | QpType::Uc);
+        self.queue(&self.req_pkts, REQS, &self.recv_task, softirq, qp, pkt)
     }
 
     /// Queues a response for the completer and has it run
@@ -192,15 +184,29 @@ impl QpIo {
     pub(crate) fn queue_resp(&self, qp: ArcBorrow<'_, Qp>, pkt: RecvPkt) -> Result<(), AllocError> {
         // Only an RC QP takes responses (rxe/recv.rs checks the opcode's
         // transport); a UD send task must not run in softirq.
-        let here = qp.qp_type() == QpType::Rc
-            && pkt.mask.intersects(Mask::END)
-            && !pkt.mask.intersects(Mask::LOOPBACK)
-            && in_serving_softirq();
-        self.push(&self.resp_pkts, RESPS, pkt)?;
+        let softirq = qp.qp_type() == QpType::Rc && pkt.mask.intersects(Mask::END);
+        self.queue(&self.resp_pkts, RESPS, &self.send_task, softirq, qp, pkt)
+    }
+
+    /// Queues `pkt` on `q` (its bit `bit` in [`QpIo::queued`]) and has
+    /// `task` take it: in the receive softirq, where `softirq` allows it
+    /// and the packet is not looped back, an idle task runs there for
+    /// [`SOFTIRQ_CALLS`] call; otherwise it is scheduled.
+    fn queue<F: TaskFn<Qp>>(
+        &self,
+        q: &SpinLockIrq<PktQueue>,
+        bit: u8,
+        task: &Arc<Task<Qp, F>>,
+        softirq: bool,
+        qp: ArcBorrow<'_, Qp>,
+        pkt: RecvPkt,
+    ) -> Result<(), AllocError> {
+        let here = softirq && !pkt.mask.intersects(Mask::LOOPBACK) && in_serving_softirq();
+        self.push(q, bit, pkt)?;
         if here {
-            self.send_task.run_here(qp, SOFTIRQ_CALLS);
+            task.run_here(qp, SOFTIRQ_CALLS);
         } else {
-            self.sched_send(qp);
+            task.sched(qp);
         }
         Ok(())
     }

@@ -684,8 +684,7 @@ impl TxBatch {
             return false;
         };
         !pkt.owned
-            && pkt.ipv4_flow().is_some()
-            && pkt.ipv4_flow() == head.ipv4_flow()
+            && pkt.ipv4_flow().is_some_and(|f| Some(f) == head.ipv4_flow())
             && pkt.udp_payload_len() <= head.udp_payload_len()
             && self.packets < BATCH_MAX_PACKETS
             && self.bytes.saturating_add(pkt.skb.len()) <= BATCH_MAX_BYTES
