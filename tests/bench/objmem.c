@@ -11,11 +11,17 @@
  * Growth is read from /proc/meminfo (Slab, VmallocUsed) around the creation,
  * so it includes everything the kernel allocates for the objects: the RDMA
  * core's share as well as the driver's.
+ *
+ * objmem DEVICE N -t also prints the median time of one call, in
+ * microseconds (time_<verb>_us), of each of the four loops, for
+ * tests/scenarios/bench_profile.sh (PROF_OP=objmem); the benchmark does not
+ * ask for them.
  */
 #include <infiniband/verbs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static long meminfo_kb(const char *key)
@@ -35,6 +41,30 @@ static long meminfo_kb(const char *key)
 	return v;
 }
 
+static double now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* With -t: the median of the n call times in t, as "time_<name>_us". */
+static void print_median(int timed, const char *name, double *t, int n)
+{
+	if (!timed || n <= 0)
+		return;
+	qsort(t, n, sizeof(*t), cmp_double);
+	printf("time_%s_us %.1f\n", name, t[n / 2]);
+}
+
 static void settle(void)
 {
 	/* Let deferred frees (RCU, work) finish before reading. */
@@ -51,6 +81,9 @@ int main(int argc, char **argv)
 	struct ibv_qp **qps = calloc(n, sizeof(*qps));
 	struct ibv_mr **mrs = calloc(n, sizeof(*mrs));
 	char *buf = aligned_alloc(4096, (size_t)n * 4096);
+	int timed = argc > 3 && !strcmp(argv[3], "-t");
+	double *t = calloc(n > 0 ? n : 1, sizeof(*t));
+	double t0;
 	long slab0, vm0, slab1, vm1;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -59,7 +92,7 @@ int main(int argc, char **argv)
 	for (i = 0; list && list[i]; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), name))
 			ctx = ibv_open_device(list[i]);
-	if (!ctx || !qps || !mrs || !buf) {
+	if (!ctx || !qps || !mrs || !buf || !t) {
 		fprintf(stderr, "cannot open %s\n", name);
 		return 1;
 	}
@@ -79,7 +112,9 @@ int main(int argc, char **argv)
 			.cap = { .max_send_wr = 16, .max_recv_wr = 16,
 				 .max_send_sge = 1, .max_recv_sge = 1 },
 		};
+		t0 = now_us();
 		qps[i] = ibv_create_qp(pd, &a);
+		t[i] = now_us() - t0;
 		if (!qps[i]) {
 			perror("ibv_create_qp");
 			return 1;
@@ -90,17 +125,24 @@ int main(int argc, char **argv)
 	vm1 = meminfo_kb("VmallocUsed");
 	printf("mem_slab_per1000_qp_kB %.1f\n", (slab1 - slab0) * 1000.0 / n);
 	printf("mem_vmalloc_per1000_qp_kB %.1f\n", (vm1 - vm0) * 1000.0 / n);
-	for (i = 0; i < n; i++)
+	print_median(timed, "create_qp", t, n);
+	for (i = 0; i < n; i++) {
+		t0 = now_us();
 		ibv_destroy_qp(qps[i]);
+		t[i] = now_us() - t0;
+	}
+	print_median(timed, "destroy_qp", t, n);
 
 	memset(buf, 0, (size_t)n * 4096);
 	settle();
 	slab0 = meminfo_kb("Slab");
 	vm0 = meminfo_kb("VmallocUsed");
 	for (i = 0; i < n; i++) {
+		t0 = now_us();
 		mrs[i] = ibv_reg_mr(pd, buf + (size_t)i * 4096, 4096,
 				    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				    IBV_ACCESS_REMOTE_READ);
+		t[i] = now_us() - t0;
 		if (!mrs[i]) {
 			perror("ibv_reg_mr");
 			return 1;
@@ -111,8 +153,13 @@ int main(int argc, char **argv)
 	vm1 = meminfo_kb("VmallocUsed");
 	printf("mem_slab_per1000_mr_kB %.1f\n", (slab1 - slab0) * 1000.0 / n);
 	printf("mem_vmalloc_per1000_mr_kB %.1f\n", (vm1 - vm0) * 1000.0 / n);
-	for (i = 0; i < n; i++)
+	print_median(timed, "reg_mr", t, n);
+	for (i = 0; i < n; i++) {
+		t0 = now_us();
 		ibv_dereg_mr(mrs[i]);
+		t[i] = now_us() - t0;
+	}
+	print_median(timed, "dereg_mr", t, n);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);

@@ -82,11 +82,13 @@ wait_gid() {
 	done
 }
 
-# bench_use_set c|rust: for the bench kernel's profiling scenarios, which
-# switch module sets in one boot: rxe0 and the RDMA modules unloaded, then
-# the in-tree C modules or, for rust, this project's rdma_rxe and rdma_ucm
-# (from RUST_KO_DIR, installed over them) loaded, rxe0 added on eth0 and
-# its RoCE v2 GID for $MYIP waited for.
+# bench_use_set c|rust|rxe|ucma: for the bench kernel's profiling
+# scenarios, which switch module sets in one boot: rxe0 and the RDMA
+# modules unloaded, then the in-tree C modules or, for rust, this project's
+# rdma_rxe and rdma_ucm (from RUST_KO_DIR, installed over them) loaded
+# (rxe, ucma: only that one of the two, beside the other's C module: to
+# tell which module a difference comes from), rxe0 added on eth0 and its
+# RoCE v2 GID for $MYIP waited for.
 bench_use_set() {
 	local krel m
 	krel=$(uname -r)
@@ -95,7 +97,10 @@ bench_use_set() {
 		[ -e "/sys/module/$m" ] && timeout -k 5 30 modprobe -r "$m"
 	done
 	rm -f "/lib/modules/$krel/updates/"*.ko
-	[ "$1" = rust ] && cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$krel/updates/"
+	case $1 in
+	rust) cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$krel/updates/" ;;
+	rxe | ucma) cp "$RUST_KO_DIR/rdma_$1.ko" "/lib/modules/$krel/updates/" ;;
+	esac
 	depmod -a
 	modprobe ib_uverbs && modprobe rdma_rxe && modprobe rdma_ucm || return 1
 	rdma link add rxe0 type rxe netdev eth0 || return 1

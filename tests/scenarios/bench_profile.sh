@@ -17,7 +17,10 @@
 # With PROF_LOOPBACK=1 both ends run on guest a (client to its own
 # address, as the benchmark's loopback row) and guest b only keeps step.
 # PROF_OP=cmtime profiles cmtime -c PROF_ITERS (server on a, client on b)
-# instead of a perftest. Not part of any test set; run on the bench kernel
+# instead of a perftest; PROF_OP=objmem the creation and destruction of
+# PROF_ITERS QPs, then of as many MRs, on guest a alone (tests/bench/objmem
+# in BENCH_BIN, as scripts/bench.sh builds it, with each verb's median
+# time; guest b waits). Not part of any test set; run on the bench kernel
 # with the benchmark's clock:
 #   RRXE_GUEST_APPEND="tsc_early_khz=<host kHz>" tests/guest/run-pair.sh \
 #       RUNDIR "$KB" "$MOD" bench bench bench_profile
@@ -91,7 +94,14 @@ for SET in ${PROF_SETS:-c rust}; do
 	irq_counts >/tmp/irqs.0
 	task_times >/tmp/tasks.0
 	nic_stats >/tmp/nic.0
-	if [ -n "$LOOPBACK" ] && [ "$OP" != cmtime ]; then
+	if [ "$OP" = objmem ]; then
+		if [ "$ROLE" = a ]; then
+			timeout 55 "${BENCH_BIN:-/nonexistent}/objmem" rxe0 "$ITERS" -t >"$OUT/$SET.cli" 2>&1
+			notify "done.$SET"
+		else
+			await "done.$SET" 90
+		fi
+	elif [ -n "$LOOPBACK" ] && [ "$OP" != cmtime ]; then
 		if [ "$ROLE" = a ]; then
 			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$SET.srv" 2>&1 &
 			spid=$!
