@@ -13,7 +13,8 @@
 # and after it (<set>.neigh), eth0's driver statistics that changed over
 # the transfer (ethtool -S; virtio_net reports its queues' kicks, drops
 # and timeouts there, not packets; <set>.nic), in $RUN/<role>/prof/<set>.*.
-# PROF_SETS changes the sets and their order ("c rust" by default).
+# PROF_SETS changes the sets and their order ("c rust" by default); a set
+# named again writes <set>.2.*, <set>.3.*, ...
 # With PROF_LOOPBACK=1 both ends run on guest a (client to its own
 # address, as the benchmark's loopback row) and guest b only keeps step.
 # PROF_OP=cmtime profiles cmtime -c PROF_ITERS (server on a, client on b)
@@ -73,15 +74,21 @@ tb_request() {
 nic_stats() { ethtool -S eth0 2>/dev/null | awk -F: 'NF == 2 { gsub(/ /, "", $1); print $1, $2 + 0 }'; }
 cd /tmp || exit 1
 say() { echo "[$(date +%T)] $*"; }
+declare -A ROUNDS
 for SET in ${PROF_SETS:-c rust}; do
-	barrier "set.$SET" 120 >/dev/null || exit 1
-	bench_use_set $SET || { say "set $SET not up"; exit 1; }
-	barrier "up.$SET" 120 >/dev/null || exit 1
+	# A set named again in PROF_SETS keeps its outputs and sync points
+	# apart: c, then c.2, c.3, ...
+	ROUNDS[$SET]=$((${ROUNDS[$SET]:-0} + 1))
+	TAG=$SET
+	[ "${ROUNDS[$SET]}" -gt 1 ] && TAG=$SET.${ROUNDS[$SET]}
+	barrier "set.$TAG" 120 >/dev/null || exit 1
+	bench_use_set "$SET" || { say "set $SET not up"; exit 1; }
+	barrier "up.$TAG" 120 >/dev/null || exit 1
 	GIDX=$(gid_index_v4 rxe0 "$MYIP")
 	rm -f /tmp/*.counters
 	if [ -n "$TB" ]; then
 		ppid=
-		tb_request "start.$SET" reset || exit 1
+		tb_request "start.$TAG" reset || exit 1
 	elif [ -n "${PROF_HOST:-}" ]; then
 		ppid=
 	else
@@ -89,50 +96,50 @@ for SET in ${PROF_SETS:-c rust}; do
 		ppid=$!
 		sleep 1
 	fi
-	{ echo "before:"; ip neigh show; } >"$OUT/$SET.neigh"
+	{ echo "before:"; ip neigh show; } >"$OUT/$TAG.neigh"
 	t0=$(cpu_ticks) c0=$(sched_counts)
 	irq_counts >/tmp/irqs.0
 	task_times >/tmp/tasks.0
 	nic_stats >/tmp/nic.0
 	if [ "$OP" = objmem ]; then
 		if [ "$ROLE" = a ]; then
-			timeout 55 "${BENCH_BIN:-/nonexistent}/objmem" rxe0 "$ITERS" -t >"$OUT/$SET.cli" 2>&1
-			notify "done.$SET"
+			timeout 55 "${BENCH_BIN:-/nonexistent}/objmem" rxe0 "$ITERS" -t >"$OUT/$TAG.cli" 2>&1
+			notify "done.$TAG"
 		else
-			await "done.$SET" 90
+			await "done.$TAG" 90
 		fi
 	elif [ -n "$LOOPBACK" ] && [ "$OP" != cmtime ]; then
 		if [ "$ROLE" = a ]; then
-			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$SET.srv" 2>&1 &
+			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$TAG.srv" 2>&1 &
 			spid=$!
 			sleep 1
-			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$MYIP" >"$OUT/$SET.cli" 2>&1
+			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$MYIP" >"$OUT/$TAG.cli" 2>&1
 			wait $spid
-			notify "done.$SET"
+			notify "done.$TAG"
 		else
-			await "done.$SET" 90
+			await "done.$TAG" 90
 		fi
 	elif [ "$ROLE" = a ]; then
 		if [ "$OP" = cmtime ]; then
 			# Connection set-up through each set's rdma_ucm.
-			timeout 55 cmtime -b "$MYIP" -c "$ITERS" >"$OUT/$SET.srv" 2>&1 &
+			timeout 55 cmtime -b "$MYIP" -c "$ITERS" >"$OUT/$TAG.srv" 2>&1 &
 		else
-			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$SET.srv" 2>&1 &
+			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$TAG.srv" 2>&1 &
 		fi
 		spid=$!
 		sleep 1
-		notify "ready.$SET"
-		await "done.$SET" 90
+		notify "ready.$TAG"
+		await "done.$TAG" 90
 		wait $spid
 	else
-		await "ready.$SET" 60
+		await "ready.$TAG" 60
 		sleep 0.3
 		if [ "$OP" = cmtime ]; then
-			timeout 55 cmtime -s "$PEERIP" -c "$ITERS" >"$OUT/$SET.cli" 2>&1
+			timeout 55 cmtime -s "$PEERIP" -c "$ITERS" >"$OUT/$TAG.cli" 2>&1
 		else
-			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$PEERIP" >"$OUT/$SET.cli" 2>&1
+			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$PEERIP" >"$OUT/$TAG.cli" 2>&1
 		fi
-		notify "done.$SET"
+		notify "done.$TAG"
 	fi
 	t1=$(cpu_ticks) c1=$(sched_counts)
 	# The threads that ran during the transfer, most CPU first. Threads
@@ -141,41 +148,41 @@ for SET in ${PROF_SETS:-c rust}; do
 	# listed.
 	task_times | awk 'NR == FNR { rt[$1] = $3; v[$1] = $4; iv[$1] = $5; next }
 		$3 - rt[$1] > 0 { printf "%10.3f ms %6d vol %6d invol  %s %s\n", ($3 - rt[$1]) / 1e6, $4 - v[$1], $5 - iv[$1], $2, $1 }' /tmp/tasks.0 - |
-		sort -rn | head -20 >"$OUT/$SET.tasks"
-	{ echo "after:"; ip neigh show; } >>"$OUT/$SET.neigh"
+		sort -rn | head -20 >"$OUT/$TAG.tasks"
+	{ echo "after:"; ip neigh show; } >>"$OUT/$TAG.neigh"
 	if [ -n "$TB" ]; then
-		tb_request "$SET" dump || exit 1
-		cp "$TB/$SET.tb" "$OUT/$SET.tb"
+		tb_request "$TAG" dump || exit 1
+		cp "$TB/$TAG.tb" "$OUT/$TAG.tb"
 	fi
 	if [ -n "$TB${PROF_HOST:-}" ]; then
-		cat /proc/kallsyms >"$OUT/$SET.kallsyms"
+		cat /proc/kallsyms >"$OUT/$TAG.kallsyms"
 	fi
 	# The sources that fired during the transfer, most first.
 	irq_counts | awk 'NR == FNR { n[$1] = $2; next } $2 - n[$1] > 0 { print $2 - n[$1], $0 }' /tmp/irqs.0 - |
-		sort -rn | awk '{ printf "%8d %s\n", $1, $2 }' | head -20 >"$OUT/$SET.irqs"
-	nic_stats | awk 'NR == FNR { n[$1] = $2; next } $2 - n[$1] != 0 { printf "%12d %s\n", $2 - n[$1], $1 }' /tmp/nic.0 - >"$OUT/$SET.nic"
-	echo "$c0 $c1" | awk '{ printf "interrupts %d, context switches %d, NET_RX softirqs %d, NET_TX softirqs %d\n", $5-$1, $6-$2, $7-$3, $8-$4 }' >"$OUT/$SET.sched"
-	echo "$t0 $t1" | awk '{ printf "busy ticks: user %d system %d softirq %d irq %d, idle %d\n", $8-$1+$9-$2, $10-$3, $14-$7, $13-$6, $11-$4 }' >"$OUT/$SET.cpu"
+		sort -rn | awk '{ printf "%8d %s\n", $1, $2 }' | head -20 >"$OUT/$TAG.irqs"
+	nic_stats | awk 'NR == FNR { n[$1] = $2; next } $2 - n[$1] != 0 { printf "%12d %s\n", $2 - n[$1], $1 }' /tmp/nic.0 - >"$OUT/$TAG.nic"
+	echo "$c0 $c1" | awk '{ printf "interrupts %d, context switches %d, NET_RX softirqs %d, NET_TX softirqs %d\n", $5-$1, $6-$2, $7-$3, $8-$4 }' >"$OUT/$TAG.sched"
+	echo "$t0 $t1" | awk '{ printf "busy ticks: user %d system %d softirq %d irq %d, idle %d\n", $8-$1+$9-$2, $10-$3, $14-$7, $13-$6, $11-$4 }' >"$OUT/$TAG.cpu"
 	[ -n "$ppid" ] && kill -INT $ppid 2>/dev/null && wait $ppid
-	hw_counters >"$OUT/$SET.counters"
+	hw_counters >"$OUT/$TAG.counters"
 	if [ -z "$ppid" ]; then
-		barrier "end.$SET" 120 >/dev/null
+		barrier "end.$TAG" 120 >/dev/null
 		continue
 	fi
-	perf report -i /tmp/perf.data --kallsyms=/proc/kallsyms --no-children --sort sym --stdio -g none 2>/dev/null | grep -v '^$' | head -150 >"$OUT/$SET.sym"
-	perf report -i /tmp/perf.data --kallsyms=/proc/kallsyms --no-children --sort comm,dso,sym --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -300 >"$OUT/$SET.commsym"
+	perf report -i /tmp/perf.data --kallsyms=/proc/kallsyms --no-children --sort sym --stdio -g none 2>/dev/null | grep -v '^$' | head -150 >"$OUT/$TAG.sym"
+	perf report -i /tmp/perf.data --kallsyms=/proc/kallsyms --no-children --sort comm,dso,sym --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -300 >"$OUT/$TAG.commsym"
 	# Who holds interrupts off (a sample taken meanwhile lands on the
 	# unlock that re-enables them) and who kicks the NIC.
 	perf report -i /tmp/perf.data --kallsyms=/proc/kallsyms --no-children --sort sym \
-		-S _raw_spin_unlock_irq_enable,_raw_spin_unlock_irqrestore,_raw_spin_unlock_irq,vp_notify \
-		--call-graph=graph,0.3,callee,function,percent --stdio 2>/dev/null | grep -v '^$' | head -400 >"$OUT/$SET.callers"
+		-S _raw_spin_unlock_irq_enable,_raw_spin_unlock_irqrestore,_raw_spin_unlock_irq,vp_notify,copy_mc_enhanced_fast_string \
+		--call-graph=graph,0.3,callee,function,percent --stdio 2>/dev/null | grep -v '^$' | head -400 >"$OUT/$TAG.callers"
 	# Inclusive shares of the drivers' own functions (what each part of
 	# the transport costs with everything it calls).
 	perf report -i /tmp/perf.data --kallsyms=/proc/kallsyms --children --sort sym --stdio -g none 2>/dev/null |
-		grep -E 'rxe|rrxe|_rcv|xmit|ucma|cma_' | head -80 >"$OUT/$SET.incl"
-	perf report -i /tmp/perf.data --no-children --sort comm,dso --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -30 >"$OUT/$SET.dso"
+		grep -E 'rxe|rrxe|_rcv|xmit|ucma|cma_' | head -80 >"$OUT/$TAG.incl"
+	perf report -i /tmp/perf.data --no-children --sort comm,dso --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -30 >"$OUT/$TAG.dso"
 	rm -f /tmp/perf.data
-	barrier "end.$SET" 120 >/dev/null
+	barrier "end.$TAG" 120 >/dev/null
 done
 rdma link delete rxe0 2>/dev/null
 modprobe -r rdma_ucm rdma_rxe 2>/dev/null
