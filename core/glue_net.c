@@ -419,8 +419,9 @@ int rrxe_gso_send(struct sk_buff *head)
 	shinfo->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
 	shinfo->gso_size = skb_headlen(head) - thoff - sizeof(struct udphdr);
 	shinfo->gso_segs = (unsigned long)shinfo->destructor_arg;
-	/* No UDP checksum to fill in (RoCE v2 sends none over IPv4): what
-	 * the segmentation takes as an skb it need not check. */
+	/* No UDP checksum to fill in (the packets carry none, IPv4 or IPv6,
+	 * as the C driver's): what the segmentation takes as an skb it need
+	 * not check. */
 	head->ip_summed = CHECKSUM_UNNECESSARY;
 	/* The whole datagram's length, as a UDP GSO skb of a socket has it
 	 * until segmentation gives each packet its own (the head's: its

@@ -556,18 +556,19 @@ impl TxPacket {
         all[4..6].copy_from_slice(&id.to_be_bytes());
     }
 
-    /// The flow's addresses and ports: the IPv4 header's source and
-    /// destination and the UDP header's ports (`None` for IPv6).
+    /// The flow's addresses and ports: the IP header's source and
+    /// destination addresses, then the UDP header's ports (IPv4: bytes 12
+    /// to 24 of the packet, IPv6: 8 to 44), what the segmentation of a
+    /// batch gives every packet from the first.
     #[inline]
-    fn ipv4_flow(&self) -> Option<[u8; 12]> {
-        let d = self.skb.data();
-        if self.ip_hlen != IPV4_HLEN as usize {
-            return None;
-        }
-        let mut flow = [0u8; 12];
-        flow[..8].copy_from_slice(d.get(12..20)?);
-        flow[8..].copy_from_slice(d.get(20..24)?);
-        Some(flow)
+    fn flow(&self) -> &[u8] {
+        let start = if self.ip_hlen == IPV4_HLEN as usize {
+            12
+        } else {
+            8
+        };
+        // The UDP ports are the four bytes after the IP header.
+        self.skb.data().get(start..self.ip_hlen + 4).unwrap_or(&[])
     }
 
     /// The UDP payload's length.
@@ -650,11 +651,12 @@ const BATCH_MAX_BYTES: u32 = 60 * 1024;
 /// packet is complete (its own headers and ICRC): the segmentation only
 /// gives each its IP length, checksum and identification, the last
 /// predicted here ([`TxBatch::ready`]) so that the ICRC covers the header
-/// as sent. IPv4 only; the others leave one by one.
+/// as sent (IPv4; an IPv6 header has no field the segmentation sets but
+/// its payload length, which is each packet's own).
 ///
 /// # Invariants
 ///
-/// `head`, if any, is an IPv4 packet charged to an owner, carrying
+/// `head`, if any, is a packet charged to an owner, carrying
 /// `packets` packets (itself and those appended to it), `bytes` in all
 /// (IP headers on), none with a longer UDP payload than its own.
 #[derive(Default)]
@@ -675,16 +677,18 @@ impl TxBatch {
         }
     }
 
-    /// Whether `pkt` (prepared, not yet owned) can join the batch: an IPv4
-    /// packet of the first one's flow (the segmentation would give it the
-    /// first one's addresses and ports), no longer than it, with room left.
+    /// Whether `pkt` (prepared, not yet owned) can join the batch: a
+    /// packet of the first one's IP version and flow (the segmentation
+    /// would give it the first one's addresses and ports), no longer than
+    /// it, with room left.
     #[inline]
     pub fn takes(&self, pkt: &TxPacket) -> bool {
         let Some(head) = &self.head else {
             return false;
         };
         !pkt.owned
-            && pkt.ipv4_flow().is_some_and(|f| Some(f) == head.ipv4_flow())
+            && pkt.ip_hlen == head.ip_hlen
+            && pkt.flow() == head.flow()
             && pkt.udp_payload_len() <= head.udp_payload_len()
             && self.packets < BATCH_MAX_PACKETS
             && self.bytes.saturating_add(pkt.skb.len()) <= BATCH_MAX_BYTES
@@ -725,13 +729,13 @@ impl TxBatch {
     }
 
     /// Starts a batch with `pkt`, charged to its owner; gives it back if it
-    /// cannot head one (IPv6, unowned) or the batch is not empty.
+    /// cannot head one (unowned) or the batch is not empty.
     #[inline]
     pub fn start(&mut self, pkt: TxPacket) -> Result<(), TxPacket> {
-        if self.head.is_some() || !pkt.owned || pkt.ipv4_id().is_none() {
+        if self.head.is_some() || !pkt.owned {
             return Err(pkt);
         }
-        // INVARIANT: an owned IPv4 packet, one packet.
+        // INVARIANT: an owned packet, one packet.
         self.packets = 1;
         self.bytes = pkt.skb.len();
         self.head = Some(pkt);
@@ -750,7 +754,7 @@ impl TxBatch {
         if packets == 1 {
             return Some((packets, bytes, head.send()));
         }
-        // SAFETY: a prepared, owned IPv4 skb with its route, carrying the
+        // SAFETY: a prepared, owned skb with its route, carrying the
         // other packets in its frag list, none longer than it (type
         // invariants); given away.
         let ret = unsafe { bindings::rrxe_gso_send(head.skb.into_raw()) };
