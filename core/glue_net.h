@@ -122,8 +122,9 @@ unsigned long rrxe_skb_packets(const struct sk_buff *skb);
  * whole, the stack splits it back into the packets as they are
  * (skb_segment_list: each keeps its own headers and payload, the IPv4 ID
  * of the n-th being the head's plus n, an IPv6 payload length each its
- * own) and hands them to the driver as one list. rrxe_gso_append() appends @seg and counts it in the packets @head
- * carries (rrxe_skb_packets: @head must be owned); rrxe_gso_send() sends
+ * own) and hands them to the driver as one list. rrxe_gso_append()
+ * appends @seg and counts it in the packets @head carries
+ * (rrxe_skb_packets: @head must be owned); rrxe_gso_send() sends
  * the batch of more than one packet, whose head's UDP payload is the
  * largest (gso_size), as rrxe_ip_local_out().
  */
