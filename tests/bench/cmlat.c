@@ -18,18 +18,7 @@
 #include <time.h>
 #include <pthread.h>
 
-static double now_us(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
+#include "bench_time.h"
 
 static void report(const char *name, double *v, int n)
 {
@@ -37,7 +26,7 @@ static void report(const char *name, double *v, int n)
 	for (int i = 0; i < n; i++)
 		s += v[i];
 	double first = v[0];
-	qsort(v, n, sizeof(*v), cmp);
+	qsort(v, n, sizeof(*v), cmp_double);
 	printf("%-22s n %4d  first %9.1f  median %8.1f  mean %8.1f  max %9.1f  sum %10.1f us\n",
 	       name, n, first, v[n / 2], s / n, v[n - 1], s);
 }

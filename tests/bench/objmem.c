@@ -22,8 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "bench_time.h"
 
 static long meminfo_kb(const char *key)
 {
@@ -42,44 +43,22 @@ static long meminfo_kb(const char *key)
 	return v;
 }
 
-static double now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * The process's context switches so far: voluntary (it slept) in the low
- * 32 bits, involuntary (it was preempted) above.
- */
-static long sleeps(void)
-{
-	struct rusage ru;
-
-	return getrusage(RUSAGE_SELF, &ru) ? 0 : ru.ru_nvcsw + (ru.ru_nivcsw << 32);
-}
-
 /*
  * With -t: the median of the n call times in t, as "time_<name>_us", and
- * the times the process slept and was preempted during the loop, per call.
+ * how often a call slept and was preempted (the process's voluntary and
+ * involuntary context switches since r0, taken before the loop).
  */
-static void print_median(int timed, const char *name, double *t, int n, long slept)
+static void print_median(int timed, const char *name, double *t, int n,
+			 const struct rusage *r0)
 {
-	if (!timed || n <= 0)
+	struct rusage r;
+
+	if (!timed || n <= 0 || getrusage(RUSAGE_SELF, &r))
 		return;
 	qsort(t, n, sizeof(*t), cmp_double);
 	printf("time_%s_us %.1f\n", name, t[n / 2]);
-	printf("sleeps_%s %.2f\n", name, (double)(slept & 0xffffffff) / n);
-	printf("preempted_%s %.2f\n", name, (double)(slept >> 32) / n);
+	printf("sleeps_%s %.2f\n", name, (double)(r.ru_nvcsw - r0->ru_nvcsw) / n);
+	printf("preempted_%s %.2f\n", name, (double)(r.ru_nivcsw - r0->ru_nivcsw) / n);
 }
 
 static void settle(void)
@@ -101,7 +80,7 @@ int main(int argc, char **argv)
 	int timed = argc > 3 && !strcmp(argv[3], "-t");
 	double *t = calloc(n > 0 ? n : 1, sizeof(*t));
 	double t0;
-	long s0;
+	struct rusage r0;
 	long slab0, vm0, slab1, vm1;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -124,7 +103,7 @@ int main(int argc, char **argv)
 	settle();
 	slab0 = meminfo_kb("Slab");
 	vm0 = meminfo_kb("VmallocUsed");
-	s0 = sleeps();
+	getrusage(RUSAGE_SELF, &r0);
 	for (i = 0; i < n; i++) {
 		struct ibv_qp_init_attr a = {
 			.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
@@ -144,20 +123,20 @@ int main(int argc, char **argv)
 	vm1 = meminfo_kb("VmallocUsed");
 	printf("mem_slab_per1000_qp_kB %.1f\n", (slab1 - slab0) * 1000.0 / n);
 	printf("mem_vmalloc_per1000_qp_kB %.1f\n", (vm1 - vm0) * 1000.0 / n);
-	print_median(timed, "create_qp", t, n, sleeps() - s0);
-	s0 = sleeps();
+	print_median(timed, "create_qp", t, n, &r0);
+	getrusage(RUSAGE_SELF, &r0);
 	for (i = 0; i < n; i++) {
 		t0 = now_us();
 		ibv_destroy_qp(qps[i]);
 		t[i] = now_us() - t0;
 	}
-	print_median(timed, "destroy_qp", t, n, sleeps() - s0);
+	print_median(timed, "destroy_qp", t, n, &r0);
 
 	memset(buf, 0, (size_t)n * 4096);
 	settle();
 	slab0 = meminfo_kb("Slab");
 	vm0 = meminfo_kb("VmallocUsed");
-	s0 = sleeps();
+	getrusage(RUSAGE_SELF, &r0);
 	for (i = 0; i < n; i++) {
 		t0 = now_us();
 		mrs[i] = ibv_reg_mr(pd, buf + (size_t)i * 4096, 4096,
@@ -174,14 +153,14 @@ int main(int argc, char **argv)
 	vm1 = meminfo_kb("VmallocUsed");
 	printf("mem_slab_per1000_mr_kB %.1f\n", (slab1 - slab0) * 1000.0 / n);
 	printf("mem_vmalloc_per1000_mr_kB %.1f\n", (vm1 - vm0) * 1000.0 / n);
-	print_median(timed, "reg_mr", t, n, sleeps() - s0);
-	s0 = sleeps();
+	print_median(timed, "reg_mr", t, n, &r0);
+	getrusage(RUSAGE_SELF, &r0);
 	for (i = 0; i < n; i++) {
 		t0 = now_us();
 		ibv_dereg_mr(mrs[i]);
 		t[i] = now_us() - t0;
 	}
-	print_median(timed, "dereg_mr", t, n, sleeps() - s0);
+	print_median(timed, "dereg_mr", t, n, &r0);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);

@@ -48,17 +48,16 @@ await() {
 # barrier NAME [SECONDS]: both guests reach NAME before either goes on.
 barrier() { notify "$1"; await "$1" "${2:-}"; }
 
-# The GID index of this device's IPv4-mapped RoCE v2 GID for address $2:
-# the table's entries in index order, read with the shell's own read (a
-# process per entry, or one grep over the 1024 files, takes 8 s under TCG
-# with KASAN), up to the first RoCE v2 entry holding the address. The RDMA
-# core fills the table from index 0, so that is one of the first few; only
-# an address not (yet) in the table costs a pass over all of it.
-gid_index_v4() {
-	local d=/sys/class/infiniband/$1/ports/1 ip=$2 want i g t
+# gid_index DEV GID: the index of DEV's RoCE v2 GID GID (as sysfs prints
+# it): the table's entries in index order, read with the shell's own read
+# (a process per entry, or one grep over the 1024 files, takes 8 s under
+# TCG with KASAN), up to the first RoCE v2 entry holding it. The RDMA core
+# fills the table from index 0, so that is one of the first few; only a
+# GID not (yet) in the table costs a pass over all of it.
+gid_index() {
+	local d=/sys/class/infiniband/$1/ports/1 want=$2 i g t
 	[ -d "$d/gids" ] || return 1
 	local entries=("$d"/gids/*)
-	printf -v want '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${ip//./ }
 	for ((i = 0; i < ${#entries[@]}; i++)); do
 		# An empty entry fails to read; "|| g=" for callers under set -e.
 		read -r g 2>/dev/null <"$d/gids/$i" || g=
@@ -70,6 +69,13 @@ gid_index_v4() {
 		fi
 	done
 	return 1
+}
+
+# gid_index_v4 DEV IP: the index of DEV's IPv4-mapped RoCE v2 GID for IP.
+gid_index_v4() {
+	local want
+	printf -v want '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${2//./ }
+	gid_index "$1" "$want"
 }
 
 # wait_gid DEV IP: the RDMA core fills GIDs asynchronously after link add.

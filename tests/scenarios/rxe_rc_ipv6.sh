@@ -18,19 +18,14 @@
 # timeout: 240
 rxe0_add || { echo "no rxe0"; exit 1; }
 
-# The index of rxe0's RoCE v2 GID for this guest's link-local address
+# rxe0's RoCE v2 GID for this guest's link-local address
 # (fe80::5054:ff:fe00:2xx, run-pair.sh's MACs), once the core added it.
+[ "$ROLE" = a ] && ll=fe80:0000:0000:0000:5054:00ff:fe00:0201 ||
+	ll=fe80:0000:0000:0000:5054:00ff:fe00:0202
 ll_gid_index() {
-	local d=/sys/class/infiniband/rxe0/ports/1 want i g t try
-	[ "$ROLE" = a ] && want=fe80:0000:0000:0000:5054:00ff:fe00:0201 ||
-		want=fe80:0000:0000:0000:5054:00ff:fe00:0202
+	local try
 	for try in $(seq 50); do
-		for i in 0 1 2 3 4 5 6 7; do
-			read -r g 2>/dev/null <"$d/gids/$i" || continue
-			[ "$g" = "$want" ] || continue
-			read -r t 2>/dev/null <"$d/gid_attrs/types/$i" || continue
-			[ "$t" = "RoCE v2" ] && { echo "$i"; return 0; }
-		done
+		gid_index rxe0 "$ll" && return 0
 		nap 0.2
 	done
 	return 1
@@ -38,14 +33,11 @@ ll_gid_index() {
 idx=$(ll_gid_index) || { echo "no RoCE v2 GID for eth0's link-local address"; exit 1; }
 echo "rxe0 GID $idx: $(cat /sys/class/infiniband/rxe0/ports/1/gids/$idx)"
 
-# udp6 FIELD: the UDP over IPv6 statistic FIELD (Udp6InDatagrams, ...).
-udp6() { awk -v f="Udp6$1" '$1 == f { print $2 }' /proc/net/snmp6; }
+# snmp6 NAME: the IPv6 statistic NAME (Udp6InDatagrams, Ip6OutTransmits).
+snmp6() { awk -v f="$1" '$1 == f { print $2 }' /proc/net/snmp6; }
 stat() { hw_counters rxe0 | awk -v f="$1" '$1 == f { print $2 }'; }
 
-# ip6 FIELD: the IPv6 statistic FIELD (Ip6OutTransmits, ...).
-ip6() { awk -v f="Ip6$1" '$1 == f { print $2 }' /proc/net/snmp6; }
-
-in0=$(udp6 InDatagrams) xmit0=$(ip6 OutTransmits)
+in0=$(snmp6 Udp6InDatagrams) xmit0=$(snmp6 Ip6OutTransmits)
 sent0=$(stat sent_pkts) rcvd0=$(stat rcvd_pkts)
 rc=0
 n=0
@@ -63,7 +55,7 @@ for size in 9000 32768; do
 	done
 done
 
-in1=$(udp6 InDatagrams) xmit1=$(ip6 OutTransmits)
+in1=$(snmp6 Udp6InDatagrams) xmit1=$(snmp6 Ip6OutTransmits)
 sent1=$(stat sent_pkts) rcvd1=$(stat rcvd_pkts)
 echo "Udp6InDatagrams $in0 -> $in1, Ip6OutTransmits $xmit0 -> $xmit1"
 echo "sent_pkts $sent0 -> $sent1, rcvd_pkts $rcvd0 -> $rcvd1"
