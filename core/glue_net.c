@@ -9,8 +9,8 @@
 #include <linux/ipv6.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
-#include <net/dst_cache.h>
 #include <net/ip.h>
+#include <net/ip6_route.h>
 #include <net/ipv6.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
@@ -237,36 +237,25 @@ void rrxe_dst_release(struct dst_entry *dst)
 	dst_release(dst);
 }
 
-struct dst_entry *rrxe_dst_cache_get(struct dst_cache *cache)
+struct dst_entry *rrxe_sk_dst_get(struct sock *sk, u32 cookie)
 {
-	struct dst_entry *dst;
-
-	local_bh_disable();
-	dst = dst_cache_get(cache);
-	local_bh_enable();
-	return dst;
+	return sk_dst_check(sk, cookie);
 }
 
-void rrxe_dst_cache_set4(struct dst_cache *cache, struct dst_entry *dst, __be32 saddr)
+void rrxe_sk_dst_set(struct sock *sk, struct dst_entry *dst)
 {
-	local_bh_disable();
-	dst_cache_set_ip4(cache, dst, saddr);
-	local_bh_enable();
+	if (dst)
+		dst_hold(dst);
+	sk_dst_set(sk, dst);
 }
 
-void rrxe_dst_cache_set6(struct dst_cache *cache, struct dst_entry *dst,
-			 const struct in6_addr *saddr)
+u32 rrxe_dst_cookie(struct dst_entry *dst)
 {
 #if IS_ENABLED(CONFIG_IPV6)
-	local_bh_disable();
-	dst_cache_set_ip6(cache, dst, saddr);
-	local_bh_enable();
+	if (dst->ops->family == AF_INET6)
+		return rt6_get_cookie(dst_rt6_info(dst));
 #endif
-}
-
-void rrxe_dst_cache_reset(struct dst_cache *cache)
-{
-	dst_cache_reset(cache);
+	return 0;
 }
 
 void rrxe_prepare4(struct sk_buff *skb, struct dst_entry *dst, __be32 saddr,

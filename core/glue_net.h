@@ -11,7 +11,6 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <net/net_namespace.h>
-#include <net/dst_cache.h>
 #include <net/sock.h>
 
 /* Namespaces. */
@@ -67,18 +66,17 @@ struct dst_entry *rrxe_route6(struct net *net, int oif, const struct in6_addr *s
 			      const struct in6_addr *daddr);
 void rrxe_dst_release(struct dst_entry *dst);
 /*
- * A route cache (struct dst_cache, net/dst_cache.h) used from process
- * context: the cache is per CPU and expects bottom halves off, as in a
- * tunnel's transmit path, so these turn them off around the access.
- * rrxe_dst_cache_get() returns a held route, or NULL when the cache is
- * empty or its route went stale (reset, device gone, routing changed);
- * the setters take their own reference on @dst.
+ * The route a socket caches (sk->sk_dst_cache), where the C rxe keeps an
+ * RC QP's: rrxe_sk_dst_get() returns it held while it is valid for
+ * @cookie (sk_dst_check(), which drops a stale one: its device gone, the
+ * routing changed, an IPv6 route's cookie out of date), else NULL;
+ * rrxe_sk_dst_set() caches @dst with a reference of its own, or nothing
+ * for NULL. rrxe_dst_cookie() is the cookie an IPv6 route is checked
+ * against later (rt6_get_cookie()); IPv4's check takes none (0).
  */
-struct dst_entry *rrxe_dst_cache_get(struct dst_cache *cache);
-void rrxe_dst_cache_set4(struct dst_cache *cache, struct dst_entry *dst, __be32 saddr);
-void rrxe_dst_cache_set6(struct dst_cache *cache, struct dst_entry *dst,
-			 const struct in6_addr *saddr);
-void rrxe_dst_cache_reset(struct dst_cache *cache);
+struct dst_entry *rrxe_sk_dst_get(struct sock *sk, u32 cookie);
+void rrxe_sk_dst_set(struct sock *sk, struct dst_entry *dst);
+u32 rrxe_dst_cookie(struct dst_entry *dst);
 /*
  * rxe_net.c's prepare4()/prepare6() without the route lookup: push the UDP
  * header (no checksum) and the IPv4 (DF, an IP ID chosen now, so that the

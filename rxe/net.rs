@@ -29,7 +29,6 @@ use crate::rdma::{
         EncapRecv,
         IpAddr,
         Route,
-        RouteCache,
         TxBatch,
         TxOwner,
         TxPacket,
@@ -234,8 +233,9 @@ pub(crate) struct Dest {
 /// device's receive path when `dest`'s MAC is the netdev's own
 /// (`rxe_loopback`). Counts `sent_pkts`
 /// and `sent_bytes` (IP and UDP headers included, as the C driver), or
-/// `send_err` if the IP layer refuses it. A connected QP's packets take the
-/// route kept in `route_cache` while it is valid (`rxe_find_route`).
+/// `send_err` if the IP layer refuses it. With `keep_route` (a connected QP's
+/// packets) the route is the one kept in `owner`'s socket while it is
+/// valid (`rxe_find_route`).
 ///
 /// With a `batch` (a connected QP's task call: the requester's packets,
 /// the responder's), the packet joins the packets held there, or, if it
@@ -256,7 +256,7 @@ pub(crate) fn send<O: TxOwner>(
     dest: &Dest,
     sport: u16,
     paylen: u32,
-    route_cache: Option<&RouteCache>,
+    keep_route: bool,
     (owner, owner_ref): (&TxSocket<O>, ArcBorrow<'_, O>),
     mut batch: Option<&mut TxBatch>,
     build: impl FnOnce(&mut [u8]) -> Result<&'static OpcodeInfo>,
@@ -266,9 +266,10 @@ pub(crate) fn send<O: TxOwner>(
         .ok_or(ENODEV)?;
     let mut skb = TxSkb::alloc(&ndev, &dest.dst, paylen)?;
     let info = build(skb.payload_mut())?;
-    let route = match route_cache {
-        Some(cache) => cache.output(&ndev, &dest.src, &dest.dst)?,
-        None => Route::output(&ndev, &dest.src, &dest.dst)?,
+    let route = if keep_route {
+        owner.route(&ndev, &dest.src, &dest.dst)?
+    } else {
+        Route::output(&ndev, &dest.src, &dest.dst)?
     };
     let mut pkt = skb.prepare(
         route,

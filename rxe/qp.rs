@@ -85,7 +85,6 @@ use crate::{
         },
         udata::UData,
         udp::{
-            RouteCache,
             TxOwner,
             TxSocket, //
         },
@@ -264,14 +263,10 @@ pub(crate) struct Qp {
     state: AtomicU8,
     /// UDP source port of its packets.
     src_port: AtomicU16,
-    /// The route to its destination (`pri_av`), kept for RC and UC QPs,
-    /// which send to that one destination; UD and GSI QPs look up each
-    /// work request's.
-    #[pin]
-    route: RouteCache,
     /// The socket its packets are charged to (the C driver's `qp->sk`):
     /// each skb holds a reference on the QP until the network stack frees
-    /// it. Set when the QP is created, taken by destroy (the socket holds a
+    /// it. An RC or UC QP, which sends to its one destination (`pri_av`),
+    /// keeps that route in it ([`Qp::keeps_route`]). Set when the QP is created, taken by destroy (the socket holds a
     /// reference on the QP too, and is released in process context,
     /// outside the lock). Held while a packet is sent, by the receive task
     /// in softirq context too, hence bottom halves off.
@@ -536,10 +531,11 @@ impl Qp {
         self.need_req_skb.store(false, Ordering::Relaxed);
     }
 
-    /// The route cache its packets go by: an RC or UC QP's, none for the
-    /// other types (see [`Qp::route`]).
-    pub(crate) fn route_cache(&self) -> Option<&RouteCache> {
-        matches!(self.qp_type, QpType::Rc | QpType::Uc).then_some(&self.route)
+    /// Whether its packets go by the route kept in its socket
+    /// ([`TxSocket::route`]): an RC or UC QP's, which send to one
+    /// destination; UD and GSI QPs look up each work request's.
+    pub(crate) fn keeps_route(&self) -> bool {
+        matches!(self.qp_type, QpType::Rc | QpType::Uc)
     }
 
     /// Counts a multicast attachment (the mcast verbs).
@@ -1064,7 +1060,6 @@ fn create(
             attrs <- new_spinlock_irq!(QpAttrs::new(gsi_port), "rxe_qp_attrs"),
             state: AtomicU8::new(QpState::Reset as u8),
             src_port: AtomicU16::new(src_port),
-            route <- RouteCache::new(),
             tx <- crate::new_spinlock_bh!(None, "rxe_qp_tx"),
             skb_out: AtomicU32::new(0),
             need_req_skb: AtomicBool::new(false),
@@ -1269,7 +1264,9 @@ fn modify(qp: ArcBorrow<'_, Qp>, attr: &QpAttr, mask: u32) -> Result {
     // driver frees and allocates them in the modify.
     if mask & qp_attr::mask::AV != 0 {
         // A new destination: its route is looked up again.
-        qp.route.reset();
+        if let Some(tx) = qp.tx_socket().as_ref() {
+            tx.reset_route();
+        }
         if req.ah.has_grh {
             let port = qp_attr::udp_sport(req.ah.flow_label, qp.qpn, dest_qpn);
             qp.src_port.store(port, Ordering::Relaxed);

@@ -97,7 +97,7 @@ pub(crate) fn xmit(
         dest,
         qp.src_port(),
         paylen,
-        qp.route_cache(),
+        qp.keeps_route(),
         (tx.as_ref().ok_or(EINVAL)?, qp.as_arc_borrow()),
         batch,
         |buf| {

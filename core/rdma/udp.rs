@@ -28,7 +28,11 @@ use super::{
 };
 use core::{
     marker::PhantomData,
-    ptr::NonNull, //
+    ptr::NonNull,
+    sync::atomic::{
+        AtomicU32,
+        Ordering, //
+    }, //
 };
 use kernel::{
     ffi,
@@ -37,7 +41,6 @@ use kernel::{
         Arc,
         ArcBorrow, //
     },
-    types::Opaque,
 };
 
 /// `ETH_P_IP`.
@@ -284,93 +287,6 @@ impl Drop for Route {
     fn drop(&mut self) {
         // SAFETY: the reference is held (type invariant) and put here.
         unsafe { bindings::rrxe_dst_release(self.dst.as_ptr()) };
-    }
-}
-
-/// The route of a connected QP's one destination, kept between packets:
-/// the kernel's `dst_cache` (what UDP tunnels keep per tunnel; the C rxe
-/// keeps an RC QP's route in the QP's socket). A cached route is used while
-/// it is valid: the cache drops it itself when the route goes stale (its
-/// device gone, the routing changed, an IPv6 route's cookie out of date), and
-/// [`RouteCache::reset`] when the destination changes.
-///
-/// # Invariants
-///
-/// `cache` was initialised by `dst_cache_init` and is destroyed on drop.
-#[pin_data(PinnedDrop)]
-pub struct RouteCache {
-    #[pin]
-    cache: Opaque<bindings::dst_cache>,
-}
-
-// SAFETY: a `dst_cache` is per CPU, each CPU's entry under its own local
-// lock (the glue turns bottom halves off around every access): usable from
-// any thread, and by several at once.
-unsafe impl Send for RouteCache {}
-// SAFETY: as above.
-unsafe impl Sync for RouteCache {}
-
-impl RouteCache {
-    /// An empty cache (process context); `ENOMEM` without memory for its
-    /// per-CPU entries.
-    pub fn new() -> impl PinInit<Self, Error> {
-        try_pin_init!(Self {
-            // SAFETY: `slot` is valid for writes; `dst_cache_init` fills
-            // all of it, or fails and leaves nothing to free.
-            // INVARIANT: initialised here.
-            cache <- Opaque::try_ffi_init(|slot| unsafe {
-                kernel::error::to_result(bindings::dst_cache_init(slot, bindings::GFP_KERNEL))
-            }),
-        })
-    }
-
-    /// The cached route if it is still valid, else [`Route::output`]'s,
-    /// which is then cached. The caller gives the same `ndev`, `src` and
-    /// `dst` every time, or calls [`RouteCache::reset`] when they change.
-    #[inline]
-    pub fn output(&self, ndev: &NetDevice, src: &IpAddr, dst: &IpAddr) -> Result<Route> {
-        let v6 = matches!(dst, IpAddr::V6(_));
-        // SAFETY: the cache is initialised (type invariant); the glue turns
-        // bottom halves off around the per-CPU access.
-        let cached = unsafe { bindings::rrxe_dst_cache_get(self.cache.get()) };
-        if let Some(cached) = NonNull::new(cached) {
-            // INVARIANT: a held route, cached for this family's `dst`.
-            return Ok(Route { dst: cached, v6 });
-        }
-        let route = Route::output(ndev, src, dst)?;
-        // SAFETY: the cache is initialised; the route is held (by `route`)
-        // for the call and the cache takes its own reference; the source
-        // address is read during the call.
-        unsafe {
-            match src {
-                IpAddr::V4(s) => bindings::rrxe_dst_cache_set4(
-                    self.cache.get(),
-                    route.dst.as_ptr(),
-                    u32::from_ne_bytes(*s),
-                ),
-                IpAddr::V6(s) => bindings::rrxe_dst_cache_set6(
-                    self.cache.get(),
-                    route.dst.as_ptr(),
-                    s.as_ptr().cast(),
-                ),
-            }
-        }
-        Ok(route)
-    }
-
-    /// Forgets the cached route: the next [`RouteCache::output`] looks it up.
-    #[inline]
-    pub fn reset(&self) {
-        // SAFETY: the cache is initialised (type invariant).
-        unsafe { bindings::rrxe_dst_cache_reset(self.cache.get()) };
-    }
-}
-
-#[pinned_drop]
-impl PinnedDrop for RouteCache {
-    fn drop(self: Pin<&mut Self>) {
-        // SAFETY: initialised (type invariant), destroyed once, here.
-        unsafe { bindings::dst_cache_destroy(self.cache.get()) };
     }
 }
 
@@ -794,6 +710,9 @@ pub trait TxOwner: Send + Sync + 'static {
 /// and a reference on its `sock`.
 pub struct TxSocket<O: TxOwner> {
     sock: NonNull<bindings::socket>,
+    /// The cookie of the route cached in the socket (see
+    /// [`TxSocket::route`]).
+    route_cookie: AtomicU32,
     _o: PhantomData<Arc<O>>,
 }
 
@@ -818,8 +737,46 @@ impl<O: TxOwner> TxSocket<O> {
         }
         Ok(Self {
             sock,
+            route_cookie: AtomicU32::new(0),
             _o: PhantomData,
         })
+    }
+
+    /// The route to `dst` kept in the socket between packets
+    /// (`sk_dst_cache`, where the C rxe keeps an RC QP's) while it is
+    /// valid, else [`Route::output`]'s, which is then kept. A route goes
+    /// stale by itself (its device gone, the routing changed, an IPv6
+    /// route's cookie out of date); the caller gives the same `ndev`, `src`
+    /// and `dst` every time, or calls [`TxSocket::reset_route`] when they
+    /// change. Any context; no lock (the socket's cache is swapped
+    /// atomically, its route read under RCU).
+    #[inline]
+    pub fn route(&self, ndev: &NetDevice, src: &IpAddr, dst: &IpAddr) -> Result<Route> {
+        let v6 = matches!(dst, IpAddr::V6(_));
+        let cookie = self.route_cookie.load(Ordering::Relaxed);
+        // SAFETY: the socket is valid (type invariant).
+        let cached = unsafe { bindings::rrxe_sk_dst_get(self.sk(), cookie) };
+        if let Some(cached) = NonNull::new(cached) {
+            // INVARIANT: a held route, kept for this family's `dst`.
+            return Ok(Route { dst: cached, v6 });
+        }
+        let route = Route::output(ndev, src, dst)?;
+        // SAFETY: the route is held (by `route`) for the call; the socket
+        // takes a reference of its own.
+        unsafe {
+            let cookie = bindings::rrxe_dst_cookie(route.dst.as_ptr());
+            self.route_cookie.store(cookie, Ordering::Relaxed);
+            bindings::rrxe_sk_dst_set(self.sk(), route.dst.as_ptr());
+        }
+        Ok(route)
+    }
+
+    /// Forgets the route kept: the next [`TxSocket::route`] looks it up.
+    #[inline]
+    pub fn reset_route(&self) {
+        // SAFETY: the socket is valid (type invariant); a null route
+        // empties its cache.
+        unsafe { bindings::rrxe_sk_dst_set(self.sk(), core::ptr::null_mut()) };
     }
 
     #[inline]

@@ -7,8 +7,9 @@
  *   mem_vmalloc_per1000_qp_kB   vmalloc growth per 1000 QPs (the mmapped queues)
  *   mem_slab_per1000_mr_kB      slab growth per 1000 4 KiB user MRs
  *   mem_vmalloc_per1000_mr_kB   vmalloc growth per 1000 MRs
+ *   mem_percpu_per1000_{qp,mr}_kB  per-CPU memory growth (all CPUs' copies)
  *
- * Growth is read from /proc/meminfo (Slab, VmallocUsed) around the creation,
+ * Growth is read from /proc/meminfo (Slab, VmallocUsed, Percpu) around the creation,
  * so it includes everything the kernel allocates for the objects: the RDMA
  * core's share as well as the driver's.
  *
@@ -41,6 +42,26 @@ static long meminfo_kb(const char *key)
 		}
 	fclose(f);
 	return v;
+}
+
+/* What objects can take of the kernel's memory, in kB. */
+struct kmem {
+	long slab, vmalloc, percpu;
+};
+
+static void kmem_read(struct kmem *m)
+{
+	m->slab = meminfo_kb("Slab");
+	m->vmalloc = meminfo_kb("VmallocUsed");
+	m->percpu = meminfo_kb("Percpu");
+}
+
+/* The growth from a to b per 1000 of the n objects named obj. */
+static void kmem_print(const char *obj, const struct kmem *a, const struct kmem *b, int n)
+{
+	printf("mem_slab_per1000_%s_kB %.1f\n", obj, (b->slab - a->slab) * 1000.0 / n);
+	printf("mem_vmalloc_per1000_%s_kB %.1f\n", obj, (b->vmalloc - a->vmalloc) * 1000.0 / n);
+	printf("mem_percpu_per1000_%s_kB %.1f\n", obj, (b->percpu - a->percpu) * 1000.0 / n);
 }
 
 /*
@@ -81,7 +102,7 @@ int main(int argc, char **argv)
 	double *t = calloc(n > 0 ? n : 1, sizeof(*t));
 	double t0;
 	struct rusage r0;
-	long slab0, vm0, slab1, vm1;
+	struct kmem m0, m1;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	int i;
@@ -101,8 +122,7 @@ int main(int argc, char **argv)
 	}
 
 	settle();
-	slab0 = meminfo_kb("Slab");
-	vm0 = meminfo_kb("VmallocUsed");
+	kmem_read(&m0);
 	getrusage(RUSAGE_SELF, &r0);
 	for (i = 0; i < n; i++) {
 		struct ibv_qp_init_attr a = {
@@ -119,10 +139,8 @@ int main(int argc, char **argv)
 		}
 	}
 	settle();
-	slab1 = meminfo_kb("Slab");
-	vm1 = meminfo_kb("VmallocUsed");
-	printf("mem_slab_per1000_qp_kB %.1f\n", (slab1 - slab0) * 1000.0 / n);
-	printf("mem_vmalloc_per1000_qp_kB %.1f\n", (vm1 - vm0) * 1000.0 / n);
+	kmem_read(&m1);
+	kmem_print("qp", &m0, &m1, n);
 	print_median(timed, "create_qp", t, n, &r0);
 	getrusage(RUSAGE_SELF, &r0);
 	for (i = 0; i < n; i++) {
@@ -134,8 +152,7 @@ int main(int argc, char **argv)
 
 	memset(buf, 0, (size_t)n * 4096);
 	settle();
-	slab0 = meminfo_kb("Slab");
-	vm0 = meminfo_kb("VmallocUsed");
+	kmem_read(&m0);
 	getrusage(RUSAGE_SELF, &r0);
 	for (i = 0; i < n; i++) {
 		t0 = now_us();
@@ -149,10 +166,8 @@ int main(int argc, char **argv)
 		}
 	}
 	settle();
-	slab1 = meminfo_kb("Slab");
-	vm1 = meminfo_kb("VmallocUsed");
-	printf("mem_slab_per1000_mr_kB %.1f\n", (slab1 - slab0) * 1000.0 / n);
-	printf("mem_vmalloc_per1000_mr_kB %.1f\n", (vm1 - vm0) * 1000.0 / n);
+	kmem_read(&m1);
+	kmem_print("mr", &m0, &m1, n);
 	print_median(timed, "reg_mr", t, n, &r0);
 	getrusage(RUSAGE_SELF, &r0);
 	for (i = 0; i < n; i++) {

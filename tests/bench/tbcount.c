@@ -94,6 +94,9 @@ struct block {
 	 * its last translation. */
 	uint32_t exit;
 	uint32_t locked;
+	/* With TBCOUNT_TIME=1: host TSC cycles from its entries to the next
+	 * block's (see on_block_time). */
+	uint64_t cycles;
 };
 
 /*
@@ -309,6 +312,32 @@ static void pages_trans(struct qemu_plugin_tb *tb, size_t n)
 	}
 }
 
+/*
+ * With TBCOUNT_TIME=1 in QEMU's environment, the host time between one
+ * block's entry and the next block's is charged to the first: what the
+ * guest's code costs the host, with what TCG does for it in between (its
+ * software-TLB fills, block lookups, helpers, interrupts taken; an idle
+ * guest's wait falls on its hlt). Every block entry becomes a call into
+ * the plugin, a cost of its own charged to each block entered alike: the
+ * guest runs several times slower, and times compare between two runs of
+ * the same counter, not with the guest's own clock.
+ */
+static int timing;
+static struct block *time_prev;
+static uint64_t time_last;
+
+/* Called by the one vCPU thread only (the guests have one vCPU each). */
+static void on_block_time(unsigned int vcpu, void *b)
+{
+	uint64_t now = __builtin_ia32_rdtsc();
+
+	(void)vcpu;
+	if (time_prev)
+		time_prev->cycles += now - time_last;
+	time_prev = b;
+	time_last = now;
+}
+
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
@@ -331,6 +360,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 						     QEMU_PLUGIN_INLINE_ADD_U64, &b->mems, 1);
 	if (pages)
 		pages_trans(tb, n);
+	if (timing)
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block_time, QEMU_PLUGIN_CB_NO_REGS, b);
 }
 
 static void reset(void)
@@ -341,8 +372,10 @@ static void reset(void)
 		__atomic_store_n(&table[i].execs, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&table[i].mems, 0, __ATOMIC_RELAXED);
 		table[i].trans = 0;
+		__atomic_store_n(&table[i].cycles, 0, __ATOMIC_RELAXED);
 	}
 	overflow.insns = overflow.execs = overflow.mems = overflow.trans = 0;
+	time_prev = NULL;
 	if (pages) {
 		for (size_t i = 0; i < PAGE_TABLE_SIZE; i++)
 			pages[i].code = pages[i].data = 0;
@@ -378,11 +411,12 @@ static void write_blocks(FILE *f)
 		uint64_t n = __atomic_load_n(&table[i].insns, __ATOMIC_RELAXED);
 
 		if (n || table[i].trans)
-			fprintf(f, "%016llx %llu %llu %llu %llu %u %u\n",
+			fprintf(f, "%016llx %llu %llu %llu %llu %u %u %llu\n",
 				(unsigned long long)table[i].addr, (unsigned long long)n,
 				(unsigned long long)__atomic_load_n(&table[i].execs, __ATOMIC_RELAXED),
 				(unsigned long long)__atomic_load_n(&table[i].mems, __ATOMIC_RELAXED),
-				(unsigned long long)table[i].trans, table[i].exit, table[i].locked);
+				(unsigned long long)table[i].trans, table[i].exit, table[i].locked,
+				(unsigned long long)__atomic_load_n(&table[i].cycles, __ATOMIC_RELAXED));
 	}
 	if (overflow.insns)
 		fprintf(f, "overflow %llu %llu %llu %llu\n", (unsigned long long)overflow.insns,
@@ -488,6 +522,7 @@ qemu_plugin_install(qemu_plugin_id_t id, const void *info, int argc, char **argv
 		if (!pages)
 			return -1;
 	}
+	timing = getenv("TBCOUNT_TIME") && !strcmp(getenv("TBCOUNT_TIME"), "1");
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
 	if (pthread_create(&t, NULL, watcher, NULL))

@@ -103,6 +103,8 @@ for SET in ${PROF_SETS:-c rust}; do
 	nic_stats >/tmp/nic.0
 	if [ "$OP" = objmem ]; then
 		if [ "$ROLE" = a ]; then
+			# For a profiler on the host (tests/bench/perfmap.py record).
+			notify "ready.$TAG"
 			timeout 55 "${BENCH_BIN:-/nonexistent}/objmem" rxe0 "$ITERS" -t >"$OUT/$TAG.cli" 2>&1
 			notify "done.$TAG"
 		else
