@@ -266,10 +266,11 @@ pub(crate) struct Qp {
     /// The socket its packets are charged to (the C driver's `qp->sk`):
     /// each skb holds a reference on the QP until the network stack frees
     /// it. An RC or UC QP, which sends to its one destination (`pri_av`),
-    /// keeps that route in it ([`Qp::keeps_route`]). Set when the QP is created, taken by destroy (the socket holds a
-    /// reference on the QP too, and is released in process context,
-    /// outside the lock). Held while a packet is sent, by the receive task
-    /// in softirq context too, hence bottom halves off.
+    /// keeps that route in it ([`Qp::keeps_route`]). Set when the QP is
+    /// created, taken by destroy (the socket holds a reference on the QP
+    /// too, and is released in process context, outside the lock). Held
+    /// while a packet is sent, by the receive task in softirq context too,
+    /// hence bottom halves off.
     #[pin]
     tx: SpinLockBh<Option<TxSocket<Qp>>>,
     /// Its packets not yet freed by the network stack (`skb_out`).

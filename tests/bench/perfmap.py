@@ -10,8 +10,9 @@ which names every block of host code it translates by the guest address
 it came from ("guest-0x..."). ``record`` runs beside a ``run-pair.sh`` of
 ``bench_profile.sh`` with PROF_HOST=1 and, for each module set, records
 ``perf record -a -e cpu-clock`` on the host from the set's
-``bench_profile.ready.SET.a`` to its ``bench_profile.done.SET.b`` (the
-transfer, with a second of set-up) into RUN/hostprof/SET.data, and which
+``bench_profile.ready.SET.a`` to its ``bench_profile.done.SET.b`` (or
+``.a``, where guest a runs the set alone: the transfer, with a second of
+set-up) into RUN/hostprof/SET.data, and which
 QEMU process is which guest (RUN/hostprof/pids.txt); PERFMAP_FREQ sets the
 sampling rate (9999 by default); with PERFMAP_CALLERS=1 it also records
 each sample's call chain (``--call-graph=dwarf``), so that ``report
@@ -61,8 +62,10 @@ def record(run):
                 ["perf", "record", "-e", "cpu-clock", "-F", freq, "-a", *callers,
                  "-o", os.path.join(out, st + ".data")],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            done = os.path.join(sync, f"bench_profile.done.{st}.b")
-            while not os.path.exists(done) and not os.path.exists(
+            # The end of the set's transfer: guest b's "done", or guest
+            # a's where a runs it alone (PROF_LOOPBACK, PROF_OP=objmem).
+            done = [os.path.join(sync, f"bench_profile.done.{st}.{r}") for r in "ba"]
+            while not any(map(os.path.exists, done)) and not os.path.exists(
                     os.path.join(run, "qemu-a.status")):
                 time.sleep(0.02)
             perf.send_signal(2)
