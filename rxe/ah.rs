@@ -57,16 +57,10 @@ pub(crate) struct Ah {
     av: SpinLockIrq<Av>,
 }
 
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 impl Ah {
     /// The number user space knows the handle by (0 for an old provider).
     pub(crate) fn ah_num(&self) -> u32 {
         self.ah_num
-    }
-
-    /// The handle's PD.
-    pub(crate) fn pd(&self) -> PdId {
-        self.pd
     }
 }
 

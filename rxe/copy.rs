@@ -41,7 +41,6 @@ use crate::{
         MrCache, //
     },
     mw::BindRequest,
-    queue::Queue,
     rdma::mr::{
         CopyBuf,
         PdId, //
@@ -57,16 +56,6 @@ use kernel::{
         Arc, //
     },
 };
-
-/// The C errno of a [`CopyError`], for callers that report errnos.
-#[expect(dead_code, reason = "for the transport (issue #4)")]
-pub(crate) fn copy_errno(e: CopyError) -> Error {
-    match e {
-        CopyError::Inval => EINVAL,
-        CopyError::NoSpc => ENOSPC,
-        CopyError::Fault => EFAULT,
-    }
-}
 
 /// What a region's copy error means to `copy_data`: `EFAULT` stays, any
 /// other (out of range) is `EINVAL`.
@@ -113,77 +102,6 @@ pub(crate) fn copy_data(
             .ok_or(CopyError::Inval)?
             .map_err(from_mr_error)
     })
-}
-
-/// A WQE's DMA state and entries copied out of its queue element, for
-/// [`copy_data`]; the buffer is the caller's, allocated once (for a QP)
-/// with room for the largest element, so that no copy allocates.
-pub(crate) struct WqeSges {
-    list: KVec<u8>,
-}
-
-#[expect(dead_code, reason = "for the transport (issue #4)")]
-impl WqeSges {
-    /// Room for the entries of elements of `elem_size` bytes whose DMA
-    /// state is at `dma_off` ([`crate::wqe::send_off::DMA`] or
-    /// [`crate::wqe::recv_off::DMA`]).
-    pub(crate) fn new(elem_size: usize, dma_off: usize) -> Result<Self> {
-        let room = elem_size.saturating_sub(dma_off + dma::DMA_INFO_SIZE);
-        let mut list = KVec::with_capacity(room, GFP_KERNEL)?;
-        list.resize(room, 0, GFP_KERNEL)?;
-        Ok(Self { list })
-    }
-
-    /// Reads the DMA state and the entries of the element at `index` of
-    /// `queue` (whose DMA state is at `dma_off`); `EINVAL` if the element
-    /// is smaller than this buffer was made for.
-    pub(crate) fn load(&mut self, queue: &Queue, index: u32, dma_off: usize) -> Result<DmaInfo> {
-        let mut head = [0u8; dma::DMA_INFO_SIZE];
-        queue.read_bytes(index, dma_off, &mut head)?;
-        queue.read_bytes(index, dma_off + dma::DMA_INFO_SIZE, &mut self.list)?;
-        DmaInfo::decode(&head).ok_or(EINVAL)
-    }
-
-    /// The entries (or inline data) read by [`WqeSges::load`].
-    pub(crate) fn list(&self) -> &[u8] {
-        &self.list
-    }
-}
-
-/// Writes `dma` back to the element at `index` of `queue` (whose DMA
-/// state is at `dma_off`), where user space's WQE keeps it.
-#[expect(dead_code, reason = "for the transport (issue #4)")]
-pub(crate) fn store_dma(queue: &Queue, index: u32, dma_off: usize, dma: &DmaInfo) -> Result {
-    // The reserved word is not written: five words.
-    let mut head = [0u8; 20];
-    dma.encode(&mut head).ok_or(EINVAL)?;
-    queue.write_bytes(index, dma_off, &head)
-}
-
-/// [`copy_data`] on the WQE in `wqe` (its whole element, as the
-/// transport holds it; DMA state at `dma_off`, [`crate::wqe::send_off::DMA`]
-/// or [`crate::wqe::recv_off::DMA`]), its cursor updated in place.
-/// `Inval` also if the element is too short.
-#[expect(dead_code, reason = "for the transport (issue #4)")]
-pub(crate) fn copy_wqe_data(
-    rxe: &RxeDev,
-    pd: PdId,
-    access: u32,
-    wqe: &mut [u8],
-    dma_off: usize,
-    buf: CopyBuf<'_>,
-) -> Result<(), CopyError> {
-    let (mut dma, head, list) = dma::split_wqe(wqe, dma_off)?;
-    copy_data(
-        rxe,
-        &mut MrCache::default(),
-        pd,
-        access,
-        &mut dma,
-        list,
-        buf,
-    )?;
-    dma.encode(head).ok_or(CopyError::Inval)
 }
 
 /// The memory an rkey names for a remote request (`qp->resp.mr`): a

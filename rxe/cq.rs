@@ -80,8 +80,6 @@ pub(crate) struct Cq {
     mapping: Mutex<Option<UserMapping>>,
 }
 
-// The completer and responder (being written) call these.
-#[allow(dead_code)]
 impl Cq {
     /// Posts completion `c` (`rxe_cq_post`); calls the consumer's completion
     /// handler if it armed the queue for it (`solicited`: the completion is
@@ -121,11 +119,6 @@ impl Cq {
     /// Created from user space (its elements are `struct ib_uverbs_wc`).
     pub(crate) fn is_user(&self) -> bool {
         self.is_user
-    }
-
-    /// Its index in the device's pool.
-    pub(crate) fn index(&self) -> u32 {
-        self.index
     }
 }
 

@@ -14,7 +14,6 @@ use crate::rdma::{
         DeviceAttr,
         DeviceInfo,
         DeviceModify,
-        GidAttr,
         IbDriver,
         NetdevEvent,
         PortAttr,
@@ -29,13 +28,7 @@ use core::sync::atomic::{
     AtomicU64,
     Ordering, //
 };
-use kernel::{
-    prelude::*,
-    xarray::{
-        AllocKind,
-        XArray, //
-    },
-};
+use kernel::prelude::*;
 
 /// The driver, as the RDMA core sees it.
 pub(crate) struct Rxe;
@@ -50,14 +43,6 @@ static COUNTERS: [StatDesc; params::COUNTER_NAMES.len()] = {
     }
     descs
 };
-
-/// A GID of the port, as the RDMA core added it.
-pub(crate) struct Gid {
-    /// The GID.
-    pub(crate) gid: [u8; 16],
-    /// `enum ib_gid_type`.
-    pub(crate) gid_type: u32,
-}
 
 /// A count of objects of one kind, bounded as the C driver's pools are.
 struct Counted {
@@ -108,10 +93,6 @@ pub(crate) struct RxeDev {
     pub(crate) bad_pkey_cntr: AtomicU32,
     /// `enum ib_mtu` of port 1, from the netdev MTU.
     active_mtu: AtomicU32,
-    /// The port's GIDs by table index, for the receive path's lookups. Fed
-    /// by the core's add_gid/del_gid.
-    #[pin]
-    gids: XArray<KBox<Gid>>,
     /// The counters of [`params::COUNTER_NAMES`].
     counters: [AtomicU64; params::COUNTER_NAMES.len()],
     /// User contexts.
@@ -148,7 +129,6 @@ impl RxeDev {
             qkey_viol_cntr: AtomicU32::new(0),
             bad_pkey_cntr: AtomicU32::new(0),
             active_mtu: AtomicU32::new(IbMtu::for_netdev_mtu(ndev_mtu).as_raw()),
-            gids <- XArray::new(AllocKind::Alloc),
             counters: [const { AtomicU64::new(0) }; params::COUNTER_NAMES.len()],
             ucontexts: Counted::new(params::MAX_UCONTEXT),
             pds: Counted::new(params::MAX_PD),
@@ -181,16 +161,6 @@ impl RxeDev {
         if let Some(c) = self.counters.get(counter) {
             c.fetch_add(n, Ordering::Relaxed);
         }
-    }
-
-    /// Whether `gid` is one of the port's GIDs, and its type.
-    #[expect(dead_code, reason = "for the receive path (issue #4)")]
-    pub(crate) fn gid_type(&self, gid: &[u8; 16]) -> Option<u32> {
-        let gids = self.gids.lock();
-        (0..params::port::GID_TBL_LEN as usize)
-            .filter_map(|i| gids.get(i))
-            .find(|g| &g.gid == gid)
-            .map(|g| g.gid_type)
     }
 }
 
@@ -401,26 +371,6 @@ impl IbDriver for Rxe {
         bindings::rdma_link_layer_IB_LINK_LAYER_ETHERNET
     }
 
-    fn add_gid(dev: &Device<Self>, attr: &GidAttr) -> Result {
-        let gid = KBox::new(
-            Gid {
-                gid: attr.gid(),
-                gid_type: attr.gid_type(),
-            },
-            GFP_KERNEL,
-        )?;
-        let rxe = dev.data();
-        let mut gids = rxe.gids.lock();
-        // A slot the core reuses replaces the entry it held.
-        drop(gids.store(attr.index() as usize, gid, GFP_KERNEL)?);
-        Ok(())
-    }
-
-    fn del_gid(dev: &Device<Self>, attr: &GidAttr) -> Result {
-        drop(dev.data().gids.lock().remove(attr.index() as usize));
-        Ok(())
-    }
-
     fn alloc_ucontext(dev: &Device<Self>) -> Result {
         dev.data().ucontexts.get()
     }
@@ -435,12 +385,6 @@ impl IbDriver for Rxe {
 
     fn dealloc_pd(dev: &Device<Self>) {
         dev.data().pds.put();
-    }
-
-    fn mmap(_dev: &Device<Self>, _pgoff: usize) -> Result {
-        // Not called: `install_verbs` replaces the op with rdma::mmap's,
-        // which maps the queues offered by the CQ, SRQ and QP create ops.
-        Err(EINVAL)
     }
 
     fn hw_stats(dev: &Device<Self>, _port: u32, values: &mut [u64]) -> Result<usize> {

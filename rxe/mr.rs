@@ -141,13 +141,7 @@ impl Mr {
     }
 }
 
-#[expect(dead_code, reason = "for the transport (issue #4)")]
 impl Mr {
-    /// The region's kind.
-    pub(crate) fn kind(&self) -> MrKind {
-        self.kind
-    }
-
     /// The region's PD.
     pub(crate) fn pd(&self) -> PdId {
         self.inner.lock().pd

@@ -83,19 +83,6 @@ pub(crate) struct Mw {
     pub(crate) binding: SpinLockIrq<Binding>,
 }
 
-#[expect(dead_code, reason = "for the transport (issue #4)")]
-impl Mw {
-    /// The window's type.
-    pub(crate) fn mw_type(&self) -> MwType {
-        self.mw_type
-    }
-
-    /// The window's PD.
-    pub(crate) fn pd(&self) -> PdId {
-        self.pd
-    }
-}
-
 /// The device's memory windows.
 #[pin_data]
 pub(crate) struct Mws {

@@ -94,11 +94,6 @@ impl PktQueue {
         pkt
     }
 
-    #[expect(dead_code, reason = "for the transport (issue #4)")]
-    fn peek(&self) -> Option<&RecvPkt> {
-        self.pkts.get(self.head)?.as_ref()
-    }
-
     fn is_empty(&self) -> bool {
         self.head >= self.pkts.len()
     }
@@ -244,19 +239,6 @@ impl QpIo {
             self.queued.fetch_and(!bit, Ordering::Release);
         }
         pkt
-    }
-
-    /// Calls `f` with the oldest request, left queued (the responder looks
-    /// before it takes).
-    #[expect(dead_code, reason = "for the transport (issue #4)")]
-    pub(crate) fn peek_req<R>(&self, f: impl FnOnce(Option<&RecvPkt>) -> R) -> R {
-        f(self.req_pkts.lock().peek())
-    }
-
-    /// Whether no request waits.
-    #[expect(dead_code, reason = "for the transport (issue #4)")]
-    pub(crate) fn req_empty(&self) -> bool {
-        self.req_pkts.lock().is_empty()
     }
 
     /// Drops every queued packet, requests and responses (`drain_req_pkts`,

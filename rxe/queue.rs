@@ -48,9 +48,9 @@
 //! [`UserMapping`] out of the queue's lock and drop it in the object's
 //! destroy op (or when a resize replaces the queue).
 //!
-//! A resize ([`Queue::resize`]) is two steps as in the C driver: make the
-//! new queue and its mapping (sleeping, outside the lock), then move the
-//! elements with the lock held ([`Queue::resize_finish`]).
+//! A resize is two steps as in the C driver: make the new queue and its
+//! mapping (sleeping, outside the lock), then move the elements with the
+//! lock held ([`Queue::resize_finish`]).
 
 use crate::{
     queue_index::{
@@ -279,21 +279,6 @@ impl Queue {
     pub(crate) fn reset(&self) -> Result {
         let start = self.layout.offset_of(0);
         self.buf.zero(start, self.layout.buf_size - start)
-    }
-
-    /// A queue to replace this one with room for at least `num_elem`
-    /// elements of `elem_size` bytes, mapped for user space if `ctx` is
-    /// given (the first half of `rxe_queue_resize`; may sleep). Finish with
-    /// [`Queue::resize_finish`] under the queue's lock.
-    pub(crate) fn resize(
-        &self,
-        num_elem: u32,
-        elem_size: usize,
-        ctx: Option<&UserContext<'_>>,
-    ) -> Result<(Queue, Option<(UserMapping, MmInfo)>)> {
-        let new = Queue::new(num_elem, elem_size, self.kind)?;
-        let mapping = ctx.map(|c| new.map_user(c)).transpose()?;
-        Ok((new, mapping))
     }
 
     /// Moves the elements into `new` and makes it this queue

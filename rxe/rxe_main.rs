@@ -13,9 +13,9 @@ pub mod access;
 mod ah;
 mod atomic;
 pub mod av;
-#[allow(
+#[expect(
     dead_code,
-    reason = "some of it is used by the host tests only, so far"
+    reason = "shared with the host tests (tests/host), which use items the driver does not"
 )]
 mod comp_check;
 mod copy;
@@ -33,29 +33,30 @@ pub mod params;
 mod qp;
 pub mod qp_attr;
 mod qp_io;
-#[allow(
-    dead_code,
-    reason = "some of it is used by the host tests only, so far"
-)]
-mod req_plan;
-#[allow(
-    dead_code,
-    reason = "some of it is used by the host tests only, so far"
-)]
-mod resp_check;
-// The queue API is used by the CQ, SRQ and QP modules, not all of it yet.
-#[allow(dead_code)]
 mod queue;
 pub mod queue_index;
 mod rc;
 mod rc_timer;
 mod rc_timing;
 mod recv;
+#[expect(
+    dead_code,
+    reason = "shared with the host tests (tests/host), which use items the driver does not"
+)]
+mod req_plan;
+#[expect(
+    dead_code,
+    reason = "shared with the host tests (tests/host), which use items the driver does not"
+)]
+mod resp_check;
 pub mod roce;
 mod srq;
 mod task;
 mod ud;
-#[expect(dead_code, reason = "used by the transport, issue #4")]
+#[expect(
+    dead_code,
+    reason = "shared with the host tests (tests/host), which use items the driver does not"
+)]
 mod wire;
 pub mod wqe;
 mod xmit;

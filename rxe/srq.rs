@@ -167,14 +167,7 @@ pub(crate) struct Srq {
     mapping: Mutex<Option<UserMapping>>,
 }
 
-// The responder (being written) calls these.
-#[allow(dead_code)]
 impl Srq {
-    /// Its number.
-    pub(crate) fn srq_num(&self) -> u32 {
-        self.srq_num
-    }
-
     /// Takes the next WQE for an incoming message (`get_srq_wqe`), its
     /// entries into `list` as [`read_recv_wqe`]: `None` if there is none (an
     /// RNR for the sender), `EINVAL` if it is malformed. Raises
@@ -219,12 +212,6 @@ impl Srqs {
                 max_elem: params::MAX_SRQ,
             }),
         })
-    }
-
-    /// The shared receive queue numbered `srq_num`.
-    #[allow(dead_code)]
-    pub(crate) fn get(&self, srq_num: u32) -> Option<Arc<Srq>> {
-        self.pool.get(srq_num)
     }
 }
 

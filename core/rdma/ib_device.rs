@@ -108,14 +108,16 @@ impl StatDesc {
     }
 }
 
-/// A GID table entry the RDMA core adds or deletes (`struct ib_gid_attr`).
+/// A GID table entry of the RDMA core (`struct ib_gid_attr`), as an
+/// address vector's source GID names it ([`super::ah::AhAttr::sgid_attr`]).
 #[repr(transparent)]
 pub struct GidAttr(Opaque<bindings::ib_gid_attr>);
 
 impl GidAttr {
     fn raw(&self) -> &bindings::ib_gid_attr {
-        // SAFETY: the core hands out a valid, initialised attribute for the
-        // duration of the callback (see `from_raw`).
+        // SAFETY: a `GidAttr` is only handed out by reference to an entry
+        // the core holds a reference on while the reference lives
+        // (`AhAttr::sgid_attr`).
         unsafe { &*self.0.get() }
     }
 
@@ -123,16 +125,6 @@ impl GidAttr {
     pub fn gid(&self) -> [u8; 16] {
         // SAFETY: every bit pattern of the union is a valid byte array.
         unsafe { *self.raw().gid.raw.as_ref() }
-    }
-
-    /// The GID's index in the port's table.
-    pub fn index(&self) -> u32 {
-        self.raw().index.into()
-    }
-
-    /// The port number.
-    pub fn port(&self) -> u32 {
-        self.raw().port_num
     }
 
     /// The GID type (`enum ib_gid_type`: 0 IB/RoCE v1, 2 RoCE v2).
@@ -168,10 +160,6 @@ pub trait IbDriver: Sized + Send + Sync + 'static {
     fn port_immutable(dev: &Device<Self>, port: u32) -> Result<PortImmutable>;
     /// The link layer of port `port` (`enum rdma_link_layer`).
     fn link_layer(dev: &Device<Self>, port: u32) -> u32;
-    /// The RDMA core added a GID.
-    fn add_gid(dev: &Device<Self>, attr: &GidAttr) -> Result;
-    /// The RDMA core deleted a GID.
-    fn del_gid(dev: &Device<Self>, attr: &GidAttr) -> Result;
     /// A user context is being created.
     fn alloc_ucontext(dev: &Device<Self>) -> Result;
     /// A user context is being destroyed.
@@ -180,8 +168,6 @@ pub trait IbDriver: Sized + Send + Sync + 'static {
     fn alloc_pd(dev: &Device<Self>) -> Result;
     /// A protection domain is being destroyed.
     fn dealloc_pd(dev: &Device<Self>);
-    /// `mmap()` of the uverbs file at page offset `pgoff`.
-    fn mmap(dev: &Device<Self>, pgoff: usize) -> Result;
     /// Reads the counters of port `port` into `values`; returns how many.
     fn hw_stats(dev: &Device<Self>, port: u32, values: &mut [u64]) -> Result<usize>;
     /// The device is registered and about to be announced to the core's
@@ -442,8 +428,6 @@ impl<T: IbDriver> Device<T> {
         ops.query_pkey = Some(Self::query_pkey_cb);
         ops.get_port_immutable = Some(Self::port_immutable_cb);
         ops.get_link_layer = Some(Self::link_layer_cb);
-        ops.add_gid = Some(Self::add_gid_cb);
-        ops.del_gid = Some(Self::del_gid_cb);
         ops.alloc_ucontext = Some(Self::alloc_ucontext_cb);
         ops.dealloc_ucontext = Some(Self::dealloc_ucontext_cb);
         // With this op the core takes no module reference for an open user
@@ -451,7 +435,6 @@ impl<T: IbDriver> Device<T> {
         // process, the core destroying its objects through the ordinary
         // destroy ops first, as with the C driver.
         ops.disassociate_ucontext = Some(Self::disassociate_ucontext_cb);
-        ops.mmap = Some(Self::mmap_cb);
         ops.alloc_pd = Some(Self::alloc_pd_cb);
         ops.dealloc_pd = Some(Self::dealloc_pd_cb);
         ops.alloc_hw_port_stats = Some(Self::alloc_hw_port_stats_cb);
@@ -601,30 +584,6 @@ impl<T: IbDriver> Device<T> {
 
     /// # Safety
     ///
-    /// Called by the core with a valid attribute of a live device.
-    unsafe extern "C" fn add_gid_cb(
-        attr: *const bindings::ib_gid_attr,
-        _ctx: *mut *mut ffi::c_void,
-    ) -> ffi::c_int {
-        // SAFETY: see the function's safety section; `GidAttr` is transparent.
-        let (dev, attr) = unsafe { (Self::from_raw((*attr).device), &*attr.cast::<GidAttr>()) };
-        super::op_result(T::add_gid(dev, attr))
-    }
-
-    /// # Safety
-    ///
-    /// Called by the core with a valid attribute of a live device.
-    unsafe extern "C" fn del_gid_cb(
-        attr: *const bindings::ib_gid_attr,
-        _ctx: *mut *mut ffi::c_void,
-    ) -> ffi::c_int {
-        // SAFETY: see the function's safety section; `GidAttr` is transparent.
-        let (dev, attr) = unsafe { (Self::from_raw((*attr).device), &*attr.cast::<GidAttr>()) };
-        super::op_result(T::del_gid(dev, attr))
-    }
-
-    /// # Safety
-    ///
     /// Called by the core with a valid context of a live device.
     unsafe extern "C" fn alloc_ucontext_cb(
         ctx: *mut bindings::ib_ucontext,
@@ -675,18 +634,6 @@ impl<T: IbDriver> Device<T> {
         // SAFETY: see the function's safety section.
         T::dealloc_pd(unsafe { Self::from_raw((*pd).device) });
         0
-    }
-
-    /// # Safety
-    ///
-    /// Called by the core with a valid context of a live device and a valid VMA.
-    unsafe extern "C" fn mmap_cb(
-        ctx: *mut bindings::ib_ucontext,
-        vma: *mut bindings::vm_area_struct,
-    ) -> ffi::c_int {
-        // SAFETY: see the function's safety section.
-        let (dev, pgoff) = unsafe { (Self::from_raw((*ctx).device), (*vma).vm_pgoff) };
-        super::op_result(T::mmap(dev, pgoff))
     }
 
     /// # Safety
