@@ -71,7 +71,6 @@ pub struct IbService {
     pub reserved: u32,
 }
 
-const AF_INET: u16 = 2;
 const AF_IB: u16 = 27;
 
 /// A socket address in an aligned `sockaddr_storage`-sized buffer.
@@ -403,9 +402,6 @@ unsafe impl<T: CmHandler> Sync for CmId<T> {}
 fn ms(timeout_ms: u32) -> ffi::c_ulong {
     ffi::c_ulong::try_from(timeout_ms).unwrap_or(ffi::c_ulong::MAX)
 }
-
-/// `IB_QPT_UD`.
-pub const QPT_UD: u32 = bindings::ib_qp_type_IB_QPT_UD;
 
 impl<T: CmHandler> CmId<T> {
     /// Creates a user id of port space `ps` and QP type `qp_type`.
@@ -864,11 +860,6 @@ impl<T: CmHandler> CmId<T> {
         let mut a = *addr;
         // SAFETY: live id and a valid address.
         unsafe { bindings::rdma_leave_multicast(self.raw(), a.as_mut_ptr()) }
-    }
-
-    /// Whether `addr` is an IPv4 address (QUERY_ROUTE copies a `sockaddr_in`).
-    pub fn is_inet(addr: &SockAddr) -> bool {
-        addr.family() == AF_INET
     }
 }
 

@@ -240,13 +240,6 @@ impl KernelMemory {
 /// virtual address (`ib_virt_dma_to_page`), from the core only.
 pub struct DmaAddr(u64);
 
-impl DmaAddr {
-    /// The address.
-    pub fn addr(&self) -> u64 {
-        self.0
-    }
-}
-
 struct PageInfo {
     page: NonNull<bindings::page>,
     /// Where the region's page starts in the CPU page.
@@ -475,25 +468,6 @@ pub trait MrDriver: IbDriver {
     /// The region is being deregistered; an error keeps it. On success no
     /// user of the region's memory may remain when this returns.
     fn dereg_mr(dev: &Device<Self>, mr: &Self::Mr) -> Result;
-}
-
-/// The driver state of the region at `raw` (for a REG_MR work request), its
-/// `iova` and `length` as its user set them.
-///
-/// # Safety
-///
-/// `raw` is a live region of driver `T` (registered, not deregistered, for
-/// the call).
-pub unsafe fn state_of<T: MrDriver>(raw: *mut bindings::ib_mr) -> (Arc<T::Mr>, u64, u64) {
-    // SAFETY: the caller's promise: a live region has its state attached.
-    let (state, iova, length) = unsafe {
-        (
-            ObjectBox::<bindings::ib_mr>::borrow::<T::Mr>(raw),
-            (*raw).iova,
-            (*raw).length,
-        )
-    };
-    (state.into(), iova, length)
 }
 
 /// Installs the memory region ops of driver `T`.

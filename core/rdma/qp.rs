@@ -465,14 +465,6 @@ impl<'a> Iterator for SendWrs<'a> {
     }
 }
 
-impl SendWrs<'_> {
-    /// Whether the list is empty: a user QP's doorbell (the provider wrote
-    /// the work requests to the mapped send queue itself).
-    pub fn is_empty(&self) -> bool {
-        self.next.is_null()
-    }
-}
-
 /// A kernel user's receive work request (`struct ib_recv_wr`).
 pub struct RecvWr<'a> {
     wr: &'a bindings::ib_recv_wr,
