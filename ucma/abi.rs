@@ -773,9 +773,18 @@ impl EventResp {
     /// Old 32-bit libraries do not send the trailing reserved word and ECE.
     pub(crate) const MIN_OUT: usize = Self::SIZE - 4 - 8;
 
+    /// The response in a new buffer (the tests').
+    #[cfg(test)]
     pub(crate) fn encode(&self) -> [u8; Self::SIZE] {
         let mut b = [0u8; Self::SIZE];
-        let mut w = Wr(&mut b);
+        self.encode_into(&mut b);
+        b
+    }
+
+    /// Writes the response into `b`, which must be zeroed: only the
+    /// private data's length is copied, the rest of its room stays zero.
+    pub(crate) fn encode_into(&self, b: &mut [u8; Self::SIZE]) {
+        let mut w = Wr(b);
         w.u64(0, self.uid);
         w.u32(8, self.id);
         w.u32(12, self.event);
@@ -795,7 +804,14 @@ impl EventResp {
         }
         w.u32(328, self.ece.vendor_id);
         w.u32(332, self.ece.attr_mod);
-        b
+    }
+
+    /// Sets the uid and id of the encoded response `b` (a multicast event
+    /// reports the membership's).
+    pub(crate) fn set_ids(b: &mut [u8; Self::SIZE], uid: u64, id: u32) {
+        let mut w = Wr(b);
+        w.u64(0, uid);
+        w.u32(8, id);
     }
 }
 
@@ -1174,6 +1190,11 @@ mod tests {
             ece: Ece::default(),
         }
         .encode();
+        assert_eq!(&e[20..28], &0x1122u64.to_ne_bytes());
+        let mut e = e;
+        EventResp::set_ids(&mut e, 5, 6);
+        assert_eq!(&e[..8], &5u64.to_ne_bytes());
+        assert_eq!(&e[8..12], &6u32.to_ne_bytes());
         assert_eq!(&e[20..28], &0x1122u64.to_ne_bytes());
         b[8] = 3;
         assert!(WriteCmEvent::decode(&b).is_none());

@@ -191,7 +191,30 @@ pub(crate) struct Event {
     pub(crate) conn_req: Option<Arc<Ctx>>,
     /// The membership, for multicast events.
     pub(crate) mc: Option<Arc<Mc>>,
-    pub(crate) resp: EventResp,
+    /// `enum rdma_cm_event_type`.
+    pub(crate) event: u32,
+    /// The response GET_EVENT copies out, encoded when the event is queued
+    /// (the C module's `uevent->resp`).
+    pub(crate) resp: [u8; EventResp::SIZE],
+}
+
+impl Event {
+    /// An event of `ctx` answering `resp`, encoded in its allocation (the
+    /// 336 bytes are not built on the stack and copied).
+    pub(crate) fn new(ctx: Arc<Ctx>, resp: &EventResp) -> Result<KBox<Self>> {
+        let mut ev = KBox::init(
+            try_init!(Event {
+                ctx,
+                conn_req: None,
+                mc: None,
+                event: resp.event,
+                resp: [0; EventResp::SIZE],
+            }),
+            GFP_KERNEL,
+        )?;
+        resp.encode_into(&mut ev.resp);
+        Ok(ev)
+    }
 }
 
 impl CmHandler for Ctx {
@@ -230,18 +253,9 @@ impl CmHandler for Ctx {
 /// Queues `ev` on the file `this` reports to; an event that cannot be
 /// queued is lost, as in the C module.
 fn queue_event(this: ArcBorrow<'_, Ctx>, ev: &CmEvent) {
-    let resp = this.user_event(ev);
     let file = this.file();
     let is_mc = ev.event == abi::EVENT_MULTICAST_JOIN || ev.event == abi::EVENT_MULTICAST_ERROR;
-    let Ok(mut event) = KBox::new(
-        Event {
-            ctx: this.into(),
-            conn_req: None,
-            mc: None,
-            resp,
-        },
-        GFP_KERNEL,
-    ) else {
+    let Ok(mut event) = Event::new(this.into(), &this.user_event(ev)) else {
         return;
     };
     {
@@ -255,8 +269,7 @@ fn queue_event(this: ArcBorrow<'_, Ctx>, ev: &CmEvent) {
                 // The membership was left meanwhile: drop the event.
                 None => return,
                 Some(mc) => {
-                    event.resp.uid = mc.uid;
-                    event.resp.id = mc.id;
+                    EventResp::set_ids(&mut event.resp, mc.uid, mc.id);
                     event.mc = Some(mc.clone());
                 }
             }
@@ -300,15 +313,7 @@ fn queue_connect_request(listener: Arc<Ctx>, req: ConnRequest<'_, Ctx>, ev: &CmE
     let mut resp = listener.user_event(ev);
     resp.id = ctx.id;
     let node = RBTreeNode::new(ctx.id, ctx.clone(), GFP_KERNEL)?;
-    let mut event = KBox::new(
-        Event {
-            ctx: listener,
-            conn_req: None,
-            mc: None,
-            resp,
-        },
-        GFP_KERNEL,
-    )?;
+    let mut event = Event::new(listener, &resp)?;
     {
         let mut inner = file.inner.lock();
         if inner.closed {

@@ -412,15 +412,14 @@ impl UcmaFile {
         let Some(first) = inner.events.first() else {
             return Err(EAGAIN);
         };
-        let resp = first.resp.encode();
-        let n = usize::from(out_len).min(resp.len());
-        write_resp(response, resp.get(..n).unwrap_or(&resp))?;
+        let n = usize::from(out_len).min(first.resp.len());
+        write_resp(response, first.resp.get(..n).unwrap_or(&first.resp))?;
         let ev = inner.events.remove(0).map_err(|_| EAGAIN)?;
         ev.ctx.events_reported.fetch_add(1, Ordering::AcqRel);
         if let Some(mc) = &ev.mc {
             mc.events_reported.fetch_add(1, Ordering::AcqRel);
         }
-        if ev.resp.event == abi::EVENT_CONNECT_REQUEST {
+        if ev.event == abi::EVENT_CONNECT_REQUEST {
             ev.ctx.backlog.fetch_add(1, Ordering::AcqRel);
         }
         drop(inner);
@@ -556,28 +555,23 @@ impl UcmaFile {
         let cmd = abi::WriteCmEvent::decode(&read_cmd::<{ abi::WriteCmEvent::SIZE }>(r)?)
             .ok_or(EINVAL)?;
         let ctx = self.get_ctx(cmd.id)?;
-        let mut ev = Event {
-            ctx: ctx.clone(),
-            conn_req: None,
-            mc: None,
-            resp: abi::EventResp {
-                uid: 0,
-                id: ctx.id,
-                event: cmd.event,
-                status: cmd.status,
-                param: abi::EventParam::Arg(cmd.arg),
-                ece: abi::Ece::default(),
-            },
+        let mut resp = abi::EventResp {
+            uid: 0,
+            id: ctx.id,
+            event: cmd.event,
+            status: cmd.status,
+            param: abi::EventParam::Arg(cmd.arg),
+            ece: abi::Ece::default(),
         };
         let guard = ctx.cm.lock();
         let cm = Option::as_ref(&*guard).ok_or(ENXIO)?;
         // Under the handler lock, so the uid is stable (as in the C module).
         cm.with_handler_locked(|| {
-            ev.resp.uid = ctx.uid.load(Ordering::Acquire);
-            if ev.resp.uid == 0 {
+            resp.uid = ctx.uid.load(Ordering::Acquire);
+            if resp.uid == 0 {
                 return Err(EINVAL);
             }
-            let ev = KBox::new(ev, GFP_KERNEL)?;
+            let ev = Event::new(ctx.clone(), &resp)?;
             let file = ctx.file();
             file.inner.lock().events.push(ev, GFP_KERNEL)?;
             file.wait.notify_all();

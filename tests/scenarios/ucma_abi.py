@@ -39,8 +39,27 @@ check("CREATE_ID bad ps EINVAL", create_id(fd, ps=0x1234)[0] == errno.EINVAL)
 e, a = create_id(fd)
 check("CREATE_ID", e == 0)
 check("DESTROY_ID unknown ENOENT", destroy_id(fd, 0xfffffff0)[0] == errno.ENOENT)
+
+
+# WRITE_CM_EVENT: userspace queues an RDMA_CM_EVENT_USER (18) on its own
+# id; GET_EVENT returns it with the id's uid, the status and the 64-bit
+# argument (struct rdma_ucm_write_cm_event: id, reserved, event, status,
+# then the 304-byte parameter union). Other events are refused.
+def write_cm_event(fd, i, event, status, arg):
+    return cmd(fd, WRITE_CM_EVENT, struct.pack("=IIIiQ", i, 0, event, status, arg) + bytes(296))
+
+
+EVENT_USER = 18
+check("WRITE_CM_EVENT ESTABLISHED EINVAL", write_cm_event(fd, a, 9, 0, 0) == errno.EINVAL)
+check("WRITE_CM_EVENT unknown id ENOENT",
+      write_cm_event(fd, 0xfffffff0, EVENT_USER, 0, 0) == errno.ENOENT)
+check("WRITE_CM_EVENT", write_cm_event(fd, a, EVENT_USER, -5, 0x1122334455667788) == 0)
+ev_buf = buf(336)
+e = cmd(fd, GET_EVENT, struct.pack("=Q", addr(ev_buf)), 336)
+check("GET_EVENT returns the user event (uid, id, event, status, argument)",
+      e == 0 and struct.unpack("=QIIiQ", ev_buf.raw[:28]) == (1, a, EVENT_USER, -5, 0x1122334455667788))
 e, n = destroy_id(fd, a)
-check("DESTROY_ID returns 0 events", e == 0 and n == 0)
+check("DESTROY_ID returns 1 event", e == 0 and n == 1)
 check("double DESTROY_ID ENOENT", destroy_id(fd, a)[0] == errno.ENOENT)
 
 e, b = create_id(fd, uid=7)
