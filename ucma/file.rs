@@ -98,6 +98,20 @@ pub(crate) struct UcmaFile {
     pub(crate) wait: PollCondVar,
 }
 
+/// A QUERY's answer, copied out once the context is unlocked: the
+/// fixed-size addresses on the stack, the records in an allocation of the
+/// size user space offered (as the C module's `ucma_query_path`).
+#[expect(
+    clippy::large_enum_variant,
+    reason = "the addresses stay on the stack: QUERY_ADDR and QUERY_GID allocate nothing"
+)]
+enum QueryResp {
+    /// QUERY_ADDR, QUERY_GID.
+    Addr([u8; QueryAddrResp::SIZE]),
+    /// QUERY_PATH, QUERY_IB_SERVICE.
+    Records(KVec<u8>),
+}
+
 /// Copies `data` to the user's response buffer at `addr`.
 fn write_resp(addr: u64, data: &[u8]) -> Result {
     let addr = usize::try_from(addr).map_err(|_| EFAULT)?;
@@ -241,7 +255,7 @@ impl UcmaFile {
     fn query(&self, r: &mut UserSliceReader, out_len: u16) -> Result {
         let cmd = Query::decode(&read_cmd::<{ Query::SIZE }>(r)?);
         let out = usize::from(out_len);
-        let bytes: KVec<u8> = self.with_cm(cmd.id, false, |_, cm| match cmd.option {
+        let resp = self.with_cm(cmd.id, false, |_, cm| match cmd.option {
             abi::QUERY_ADDR => {
                 out_at_least(out_len, QueryAddrResp::MIN_OUT)?;
                 let src = cm.src_addr().0;
@@ -254,9 +268,7 @@ impl UcmaFile {
                     dst,
                 }
                 .encode();
-                let mut v = KVec::new();
-                v.extend_from_slice(resp.get(..out.min(resp.len())).unwrap_or(&resp), GFP_KERNEL)?;
-                Ok(v)
+                Ok(QueryResp::Addr(resp))
             }
             abi::QUERY_PATH => {
                 out_at_least(out_len, abi::QUERY_PATH_RESP_HDR)?;
@@ -265,7 +277,7 @@ impl UcmaFile {
                 let mut v = KVec::from_elem(0u8, out, GFP_KERNEL)?;
                 let len = abi::encode_query_path(&mut v, num, &packed);
                 v.truncate(len);
-                Ok(v)
+                Ok(QueryResp::Records(v))
             }
             abi::QUERY_GID => {
                 out_at_least(out_len, QueryAddrResp::MIN_OUT)?;
@@ -296,9 +308,7 @@ impl UcmaFile {
                     dst_size: abi::SOCKADDR_IB_SIZE as u16,
                 }
                 .encode();
-                let mut v = KVec::new();
-                v.extend_from_slice(resp.get(..out.min(resp.len())).unwrap_or(&resp), GFP_KERNEL)?;
-                Ok(v)
+                Ok(QueryResp::Addr(resp))
             }
             abi::QUERY_IB_SERVICE => {
                 out_at_least(out_len, abi::QUERY_IB_SERVICE_RESP_HDR)?;
@@ -308,15 +318,19 @@ impl UcmaFile {
                 let mut v = KVec::from_elem(0u8, out, GFP_KERNEL)?;
                 let len = abi::encode_query_ib_service(num, &recs, &mut v);
                 v.truncate(len);
-                Ok(v)
+                Ok(QueryResp::Records(v))
             }
             _ => Err(ENOSYS),
         })?;
+        let bytes = match &resp {
+            QueryResp::Addr(b) => b.get(..out.min(b.len())).unwrap_or(b),
+            QueryResp::Records(v) => v,
+        };
         if bytes.is_empty() {
             // QUERY_IB_SERVICE with no room for a record copies nothing.
             return Ok(());
         }
-        write_resp(cmd.response, &bytes)
+        write_resp(cmd.response, bytes)
     }
 
     fn resolve_ib_service(&self, r: &mut UserSliceReader) -> Result {
