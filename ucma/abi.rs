@@ -805,14 +805,6 @@ impl EventResp {
         w.u32(328, self.ece.vendor_id);
         w.u32(332, self.ece.attr_mod);
     }
-
-    /// Sets the uid and id of the encoded response `b` (a multicast event
-    /// reports the membership's).
-    pub(crate) fn set_ids(b: &mut [u8; Self::SIZE], uid: u64, id: u32) {
-        let mut w = Wr(b);
-        w.u64(0, uid);
-        w.u32(8, id);
-    }
 }
 
 command! {
@@ -1190,11 +1182,6 @@ mod tests {
             ece: Ece::default(),
         }
         .encode();
-        assert_eq!(&e[20..28], &0x1122u64.to_ne_bytes());
-        let mut e = e;
-        EventResp::set_ids(&mut e, 5, 6);
-        assert_eq!(&e[..8], &5u64.to_ne_bytes());
-        assert_eq!(&e[8..12], &6u32.to_ne_bytes());
         assert_eq!(&e[20..28], &0x1122u64.to_ne_bytes());
         b[8] = 3;
         assert!(WriteCmEvent::decode(&b).is_none());

@@ -46,6 +46,11 @@ use core::sync::atomic::{
     Ordering, //
 };
 use kernel::{
+    list::{
+        List,
+        ListArc,
+        ListLinks, //
+    },
     new_mutex, new_spinlock,
     prelude::*,
     rbtree::RBTreeNode,
@@ -183,7 +188,9 @@ impl Mc {
     }
 }
 
-/// A queued event.
+/// A queued event: an entry of its file's event list (`FileInner::events`),
+/// as the C module's `struct ucma_event` on `file->event_list`.
+#[pin_data]
 pub(crate) struct Event {
     /// The context the event is reported on (the listener, for a request).
     pub(crate) ctx: Arc<Ctx>,
@@ -193,28 +200,63 @@ pub(crate) struct Event {
     pub(crate) mc: Option<Arc<Mc>>,
     /// `enum rdma_cm_event_type`.
     pub(crate) event: u32,
-    /// The response GET_EVENT copies out, encoded when the event is queued
+    /// The response GET_EVENT copies out, encoded when the event is made
     /// (the C module's `uevent->resp`).
     pub(crate) resp: [u8; EventResp::SIZE],
+    #[pin]
+    links: ListLinks,
+}
+
+kernel::list::impl_list_arc_safe! {
+    impl ListArcSafe<0> for Event { untracked; }
+}
+kernel::list::impl_list_item! {
+    impl ListItem<0> for Event {
+        using ListLinks { self.links };
+    }
 }
 
 impl Event {
-    /// An event of `ctx` answering `resp`, encoded in its allocation (the
-    /// 336 bytes are not built on the stack and copied).
-    pub(crate) fn new(ctx: Arc<Ctx>, resp: &EventResp) -> Result<KBox<Self>> {
-        let mut ev = KBox::init(
-            try_init!(Event {
-                ctx,
-                conn_req: None,
-                mc: None,
-                event: resp.event,
-                resp: [0; EventResp::SIZE],
-            }),
-            GFP_KERNEL,
-        )?;
-        resp.encode_into(&mut ev.resp);
-        Ok(ev)
+    /// An event of `ctx` (about `conn_req` or `mc`, if given) answering
+    /// `resp`, encoded in place in its allocation (the 336 bytes are not
+    /// built on the stack and copied).
+    pub(crate) fn new(
+        ctx: Arc<Ctx>,
+        conn_req: Option<Arc<Ctx>>,
+        mc: Option<Arc<Mc>>,
+        resp: &EventResp,
+    ) -> Result<ListArc<Self>> {
+        let init = try_pin_init!(Event {
+            ctx,
+            conn_req,
+            mc,
+            event: resp.event,
+            resp: [0; EventResp::SIZE],
+            links <- ListLinks::new(),
+        })
+        .pin_chain(|ev| {
+            resp.encode_into(ev.project().resp);
+            Ok(())
+        });
+        ListArc::pin_init(init, GFP_KERNEL)
     }
+}
+
+/// Takes the events `f` selects out of `events`, in their order.
+pub(crate) fn take_events(
+    events: &mut List<Event>,
+    mut f: impl FnMut(&Event) -> bool,
+) -> List<Event> {
+    let mut taken = List::new();
+    let mut cursor = events.cursor_front();
+    while let Some(next) = cursor.peek_next() {
+        if f(&next) {
+            taken.push_back(next.remove());
+        } else {
+            cursor.move_next();
+        }
+    }
+    taken
 }
 
 impl CmHandler for Ctx {
@@ -255,28 +297,27 @@ impl CmHandler for Ctx {
 fn queue_event(this: ArcBorrow<'_, Ctx>, ev: &CmEvent) {
     let file = this.file();
     let is_mc = ev.event == abi::EVENT_MULTICAST_JOIN || ev.event == abi::EVENT_MULTICAST_ERROR;
-    let Ok(mut event) = Event::new(this.into(), &this.user_event(ev)) else {
-        return;
-    };
+    let mut resp = this.user_event(ev);
     {
         let mut inner = file.inner.lock();
         if inner.closed {
             return;
         }
-        if is_mc {
+        let mc = if is_mc {
             let key = u32::try_from(ev.mc_context).unwrap_or(u32::MAX);
-            match inner.mcs.get(&key) {
-                // The membership was left meanwhile: drop the event.
-                None => return,
-                Some(mc) => {
-                    EventResp::set_ids(&mut event.resp, mc.uid, mc.id);
-                    event.mc = Some(mc.clone());
-                }
-            }
-        }
-        if inner.events.push(event, GFP_KERNEL).is_err() {
+            // None: the membership was left meanwhile; the event is dropped.
+            let Some(mc) = inner.mcs.get(&key).cloned() else {
+                return;
+            };
+            (resp.uid, resp.id) = (mc.uid, mc.id);
+            Some(mc)
+        } else {
+            None
+        };
+        let Ok(event) = Event::new(this.into(), None, mc, &resp) else {
             return;
-        }
+        };
+        inner.events.push_back(event);
     }
     file.wait.notify_all();
 }
@@ -313,22 +354,17 @@ fn queue_connect_request(listener: Arc<Ctx>, req: ConnRequest<'_, Ctx>, ev: &CmE
     let mut resp = listener.user_event(ev);
     resp.id = ctx.id;
     let node = RBTreeNode::new(ctx.id, ctx.clone(), GFP_KERNEL)?;
-    let mut event = Event::new(listener, &resp)?;
+    let event = Event::new(listener, Some(ctx.clone()), None, &resp)?;
     {
         let mut inner = file.inner.lock();
         if inner.closed {
             return Err(ENOMEM);
         }
-        inner.events.reserve(1, GFP_KERNEL)?;
         let mut slot = ctx.cm.try_lock().ok_or(EBUSY)?;
         *slot = Some(req.adopt(ctx.clone()));
         drop(slot);
         inner.ctxs.insert(node);
-        event.conn_req = Some(ctx);
-        // Cannot fail: capacity reserved above.
-        if let Err(e) = inner.events.push_within_capacity(event) {
-            drop(e);
-        }
+        inner.events.push_back(event);
     }
     file.wait.notify_all();
     Ok(())
@@ -341,22 +377,19 @@ pub(crate) fn destroy_ctx(file: &UcmaFile, ctx: Arc<Ctx>) -> u32 {
     let cm = ctx.cm.lock().take();
     // No handler of this id runs once this returns.
     drop(cm);
-    loop {
-        let ev = {
-            let mut inner = file.inner.lock();
-            let pos = inner.events.iter().position(|e| e.ctx.id == ctx.id);
-            match pos.map(|p| inner.events.remove(p)) {
-                Some(Ok(ev)) => {
-                    if let Some(c) = &ev.conn_req {
-                        inner.ctxs.remove(&c.id);
-                    }
-                    ev
-                }
-                _ => break,
+    let mut taken = {
+        let mut inner = file.inner.lock();
+        let taken = take_events(&mut inner.events, |e| e.ctx.id == ctx.id);
+        for ev in &taken {
+            if let Some(c) = &ev.conn_req {
+                inner.ctxs.remove(&c.id);
             }
-        };
-        if let Some(c) = KBox::into_inner(ev).conn_req {
-            destroy_conn_req(file, c);
+        }
+        taken
+    };
+    while let Some(ev) = taken.pop_front() {
+        if let Some(c) = &ev.conn_req {
+            destroy_conn_req(file, c.clone());
         }
     }
     remove_mcs(file, ctx.id);
@@ -367,7 +400,8 @@ pub(crate) fn destroy_ctx(file: &UcmaFile, ctx: Arc<Ctx>) -> u32 {
 fn destroy_conn_req(file: &UcmaFile, ctx: Arc<Ctx>) {
     let cm = ctx.cm.lock().take();
     drop(cm);
-    file.inner.lock().events.retain(|e| e.ctx.id != ctx.id);
+    let taken = take_events(&mut file.inner.lock().events, |e| e.ctx.id == ctx.id);
+    drop(taken);
     remove_mcs(file, ctx.id);
 }
 
@@ -384,9 +418,9 @@ fn remove_mcs(file: &UcmaFile, ctx_id: u32) {
         match key {
             Some(k) => {
                 inner.mcs.remove(&k);
-                inner
-                    .events
-                    .retain(|e| e.mc.as_ref().map(|m| m.id) != Some(k));
+                drop(take_events(&mut inner.events, |e| {
+                    e.mc.as_ref().map(|m| m.id) == Some(k)
+                }));
             }
             None => break,
         }
@@ -403,7 +437,7 @@ pub(crate) fn migrate_ctx(cur: &Arc<UcmaFile>, new: &Arc<UcmaFile>, ctx: &Arc<Ct
     }
     let mut nodes = KVec::new();
     let mut mc_nodes = KVec::new();
-    let mut events = KVec::new();
+    let mut events;
     let reported;
     {
         let mut inner = cur.inner.lock();
@@ -413,28 +447,18 @@ pub(crate) fn migrate_ctx(cur: &Arc<UcmaFile>, new: &Arc<UcmaFile>, ctx: &Arc<Ct
         // Make room first, so nothing fails once entries start moving.
         let n_ev = inner.events.iter().filter(|e| e.ctx.id == ctx.id).count();
         let n_mc = inner.mcs.values().filter(|m| m.ctx.id == ctx.id).count();
-        events.reserve(n_ev, GFP_KERNEL)?;
         nodes.reserve(n_ev.saturating_add(1), GFP_KERNEL)?;
         mc_nodes.reserve(n_mc, GFP_KERNEL)?;
         if let Some(node) = inner.ctxs.remove_node(&ctx.id) {
             let _ = nodes.push_within_capacity(node);
         }
-        let mut i = 0;
-        while i < inner.events.len() {
-            let mine = inner.events.get(i).is_some_and(|e| e.ctx.id == ctx.id);
-            if !mine {
-                i += 1;
-                continue;
-            }
-            let Ok(ev) = inner.events.remove(i) else {
-                break;
-            };
+        events = take_events(&mut inner.events, |e| e.ctx.id == ctx.id);
+        for ev in &events {
             if let Some(c) = &ev.conn_req {
                 if let Some(node) = inner.ctxs.remove_node(&c.id) {
                     let _ = nodes.push_within_capacity(node);
                 }
             }
-            let _ = events.push_within_capacity(ev);
         }
         while let Some(k) = inner
             .mcs
@@ -455,7 +479,7 @@ pub(crate) fn migrate_ctx(cur: &Arc<UcmaFile>, new: &Arc<UcmaFile>, ctx: &Arc<Ct
         reported = ctx.events_reported.load(Ordering::Acquire);
     }
     *ctx.file.lock() = new.clone();
-    for ev in events.iter() {
+    for ev in &events {
         if let Some(c) = &ev.conn_req {
             *c.file.lock() = new.clone();
         }
@@ -468,10 +492,7 @@ pub(crate) fn migrate_ctx(cur: &Arc<UcmaFile>, new: &Arc<UcmaFile>, ctx: &Arc<Ct
         for node in mc_nodes.drain_all() {
             inner.mcs.insert(node);
         }
-        for ev in events.drain_all() {
-            // Lost only if memory runs out, as an event of the C module.
-            let _ = inner.events.push(ev, GFP_KERNEL);
-        }
+        inner.events.push_all_back(&mut events);
     }
     new.wait.notify_all();
     Ok(reported)

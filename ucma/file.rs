@@ -27,6 +27,7 @@ use crate::{
     ctx::{
         destroy_ctx,
         migrate_ctx,
+        take_events,
         Ctx,
         Event,
         Mc, //
@@ -51,6 +52,7 @@ use kernel::{
         File,
         LocalFile, //
     },
+    list::List,
     new_mutex, pr_err_once,
     prelude::*,
     rbtree::{
@@ -79,11 +81,10 @@ pub(crate) struct FileInner {
     pub(crate) ctxs: RBTree<u32, Arc<Ctx>>,
     /// The file's multicast memberships by id.
     pub(crate) mcs: RBTree<u32, Arc<Mc>>,
-    /// Events not yet delivered, oldest first. Boxed, as the C module's
-    /// list entries are allocated one by one: GET_EVENT takes the front, and
-    /// what shifts down behind it is then a pointer per event rather than a
-    /// 336-byte response (cmtime queues a hundred events at a time).
-    pub(crate) events: KVec<KBox<Event>>,
+    /// Events not yet delivered, oldest first: a list, as the C module's
+    /// `event_list`, so that GET_EVENT takes the front in constant time
+    /// however many are queued (cmtime queues a hundred at a time).
+    pub(crate) events: List<Event>,
     /// Set by release: no more contexts or events are added.
     pub(crate) closed: bool,
 }
@@ -423,12 +424,12 @@ impl UcmaFile {
                 return Err(ERESTARTSYS);
             }
         }
-        let Some(first) = inner.events.first() else {
+        let Some(first) = inner.events.iter().next() else {
             return Err(EAGAIN);
         };
         let n = usize::from(out_len).min(first.resp.len());
         write_resp(response, first.resp.get(..n).unwrap_or(&first.resp))?;
-        let ev = inner.events.remove(0).map_err(|_| EAGAIN)?;
+        let ev = inner.events.pop_front().ok_or(EAGAIN)?;
         ev.ctx.events_reported.fetch_add(1, Ordering::AcqRel);
         if let Some(mc) = &ev.mc {
             mc.events_reported.fetch_add(1, Ordering::AcqRel);
@@ -519,9 +520,9 @@ impl UcmaFile {
         if res.is_err() {
             let mut inner = self.inner.lock();
             inner.mcs.remove(&mc.id);
-            inner
-                .events
-                .retain(|e| e.mc.as_ref().map(|m| m.id) != Some(mc.id));
+            drop(take_events(&mut inner.events, |e| {
+                e.mc.as_ref().map(|m| m.id) == Some(mc.id)
+            }));
         }
         res
     }
@@ -538,10 +539,10 @@ impl UcmaFile {
         }
         // The handler finds memberships by id under the file lock, so no
         // event of this one can be queued any more.
-        self.inner
-            .lock()
-            .events
-            .retain(|e| e.mc.as_ref().map(|m| m.id) != Some(mc.id));
+        let taken = take_events(&mut self.inner.lock().events, |e| {
+            e.mc.as_ref().map(|m| m.id) == Some(mc.id)
+        });
+        drop(taken);
         write_resp(
             cmd.response,
             &abi::encode_u32(mc.events_reported.load(Ordering::Acquire)),
@@ -585,9 +586,9 @@ impl UcmaFile {
             if resp.uid == 0 {
                 return Err(EINVAL);
             }
-            let ev = Event::new(ctx.clone(), &resp)?;
+            let ev = Event::new(ctx.clone(), None, None, &resp)?;
             let file = ctx.file();
-            file.inner.lock().events.push(ev, GFP_KERNEL)?;
+            file.inner.lock().events.push_back(ev);
             file.wait.notify_all();
             Ok(())
         })
@@ -660,7 +661,7 @@ impl MiscFile for UcmaFile {
                 inner <- new_mutex!(FileInner {
                     ctxs: RBTree::new(),
                     mcs: RBTree::new(),
-                    events: KVec::new(),
+                    events: List::new(),
                     closed: false,
                 }),
                 wait <- kernel::new_poll_condvar!("ucma_file::wait"),
