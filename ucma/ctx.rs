@@ -298,23 +298,32 @@ fn queue_event(this: ArcBorrow<'_, Ctx>, ev: &CmEvent) {
     let file = this.file();
     let is_mc = ev.event == abi::EVENT_MULTICAST_JOIN || ev.event == abi::EVENT_MULTICAST_ERROR;
     let mut resp = this.user_event(ev);
+    // Allocated before the file's lock, as in the C module; a multicast
+    // event under it, where its membership is found and stays until the
+    // event is queued (LEAVE_MCAST removes the membership's events).
+    let mut event = if is_mc {
+        None
+    } else {
+        match Event::new(this.into(), None, None, &resp) {
+            Ok(e) => Some(e),
+            Err(_) => return,
+        }
+    };
     {
         let mut inner = file.inner.lock();
         if inner.closed {
             return;
         }
-        let mc = if is_mc {
+        if is_mc {
             let key = u32::try_from(ev.mc_context).unwrap_or(u32::MAX);
             // None: the membership was left meanwhile; the event is dropped.
             let Some(mc) = inner.mcs.get(&key).cloned() else {
                 return;
             };
             (resp.uid, resp.id) = (mc.uid, mc.id);
-            Some(mc)
-        } else {
-            None
-        };
-        let Ok(event) = Event::new(this.into(), None, mc, &resp) else {
+            event = Event::new(this.into(), None, Some(mc), &resp).ok();
+        }
+        let Some(event) = event else {
             return;
         };
         inner.events.push_back(event);
