@@ -4,7 +4,9 @@
 //!
 //! Ownership (no raw pointers anywhere):
 //! - an open file owns its contexts (`FileInner::ctxs`), its multicast
-//!   memberships (`FileInner::mcs`) and its queued events;
+//!   memberships (`FileInner::mcs`) and its queued events; the module's
+//!   table of context ids ([`CTX_IDS`], the C module's `ctx_table`) holds
+//!   one more reference on each while it is in its file;
 //! - a context owns its C id ([`CmId`], in `Ctx::cm`), and the C id owns one
 //!   reference on the context (its `context` pointer) until the id is
 //!   destroyed; a context refers back to its file (`Ctx::file`);
@@ -28,7 +30,10 @@ use crate::{
         EventParam,
         EventResp, //
     },
-    file::UcmaFile,
+    file::{
+        FileInner,
+        UcmaFile, //
+    },
     rdma::cm::{
         self,
         CmEvent,
@@ -37,7 +42,13 @@ use crate::{
         ConnRequest,
         SockAddr, //
     },
-    rdma::workqueue::ModuleQueue,
+    rdma::{
+        ids::{
+            IdReservation,
+            ModuleIds, //
+        },
+        workqueue::ModuleQueue,
+    },
 };
 use core::sync::atomic::{
     AtomicI32,
@@ -53,7 +64,7 @@ use kernel::{
     },
     new_mutex, new_spinlock,
     prelude::*,
-    rbtree::RBTreeNode,
+    rbtree::RBTreeNodeReservation,
     sync::{
         Arc,
         ArcBorrow,
@@ -62,9 +73,13 @@ use kernel::{
     },
 };
 
-/// Ids of contexts and multicast memberships: unique over all files, so an
-/// id keeps its number when it migrates.
-static NEXT_CTX_ID: AtomicU32 = AtomicU32::new(0);
+/// The contexts of every open file by id (the C module's `ctx_table`): the
+/// lowest free 32-bit id, unique over all files, so an id keeps its number
+/// when it migrates, and a command naming another file's id is told
+/// `EINVAL` where an unknown one is told `ENOENT`, as in C.
+pub(crate) static CTX_IDS: ModuleIds<Ctx> = ModuleIds::new();
+
+/// Ids of multicast memberships, unique over all files.
 static NEXT_MC_ID: AtomicU32 = AtomicU32::new(0);
 
 /// One `rdma_cm_id` of a user.
@@ -89,9 +104,13 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
-    /// A new context of `file` without C id yet.
-    pub(crate) fn new(file: Arc<UcmaFile>, uid: u64) -> Result<Arc<Self>> {
-        let id = NEXT_CTX_ID.fetch_add(1, Ordering::Relaxed);
+    /// A new context of `file` without C id yet, under the id `id` reserves.
+    pub(crate) fn new(
+        id: &IdReservation<'_, Ctx>,
+        file: Arc<UcmaFile>,
+        uid: u64,
+    ) -> Result<Arc<Self>> {
+        let id = id.id();
         Arc::pin_init(
             try_pin_init!(Ctx {
                 id,
@@ -108,6 +127,11 @@ impl Ctx {
     /// The file the context's events currently go to.
     pub(crate) fn file(&self) -> Arc<UcmaFile> {
         self.file.lock().clone()
+    }
+
+    /// Whether the context is `file`'s now.
+    pub(crate) fn is_of(&self, file: &UcmaFile) -> bool {
+        core::ptr::eq(&**self.file.lock(), file)
     }
 
     /// Takes one unit of backlog, if any is left (`atomic_add_unless`).
@@ -359,10 +383,11 @@ fn close_on_removal(ctx: Arc<Ctx>) {
 /// request event; adopts the request only once nothing can fail any more.
 fn queue_connect_request(listener: Arc<Ctx>, req: ConnRequest<'_, Ctx>, ev: &CmEvent) -> Result {
     let file = listener.file();
-    let ctx = Ctx::new(file.clone(), 0)?;
+    let id = CTX_IDS.get().ok_or(ENODEV)?.reserve()?;
+    let ctx = Ctx::new(&id, file.clone(), 0)?;
     let mut resp = listener.user_event(ev);
     resp.id = ctx.id;
-    let node = RBTreeNode::new(ctx.id, ctx.clone(), GFP_KERNEL)?;
+    let node = RBTreeNodeReservation::new(GFP_KERNEL)?;
     let event = Event::new(listener, Some(ctx.clone()), None, &resp)?;
     {
         let mut inner = file.inner.lock();
@@ -372,11 +397,35 @@ fn queue_connect_request(listener: Arc<Ctx>, req: ConnRequest<'_, Ctx>, ev: &CmE
         let mut slot = ctx.cm.try_lock().ok_or(EBUSY)?;
         *slot = Some(req.adopt(ctx.clone()));
         drop(slot);
-        inner.ctxs.insert(node);
+        list_ctx(&mut inner, &ctx, node, id);
         inner.events.push_back(event);
     }
     file.wait.notify_all();
     Ok(())
+}
+
+/// Adds a new context to its file's table, in `node`, and to the module's,
+/// under the id `id` reserved for it: from here on commands find it.
+pub(crate) fn list_ctx(
+    inner: &mut FileInner,
+    ctx: &Arc<Ctx>,
+    node: RBTreeNodeReservation<u32, Arc<Ctx>>,
+    id: IdReservation<'_, Ctx>,
+) {
+    inner.ctxs.insert(node.into_node(ctx.id, ctx.clone()));
+    id.publish(ctx.clone());
+}
+
+/// Takes context `id` out of its file's table, `inner`, and out of the
+/// module's, where its id is free again: both under the file's lock, so
+/// that a new context of the file cannot take the id before it has left
+/// the file's table.
+pub(crate) fn unlist_ctx(inner: &mut FileInner, id: u32) -> Option<Arc<Ctx>> {
+    let ctx = inner.ctxs.remove(&id)?;
+    if let Some(ids) = CTX_IDS.get() {
+        drop(ids.remove(id));
+    }
+    Some(ctx)
 }
 
 /// Destroys a context taken out of its file's table: its C id, then its
@@ -388,10 +437,10 @@ pub(crate) fn destroy_ctx(file: &UcmaFile, ctx: Arc<Ctx>) -> u32 {
     drop(cm);
     let mut taken = {
         let mut inner = file.inner.lock();
-        let taken = take_events(&mut inner.events, |e| e.ctx.id == ctx.id);
+        let taken = take_events(&mut inner.events, |e| Arc::ptr_eq(&e.ctx, &ctx));
         for ev in &taken {
             if let Some(c) = &ev.conn_req {
-                inner.ctxs.remove(&c.id);
+                drop(unlist_ctx(&mut inner, c.id));
             }
         }
         taken
@@ -401,7 +450,7 @@ pub(crate) fn destroy_ctx(file: &UcmaFile, ctx: Arc<Ctx>) -> u32 {
             destroy_conn_req(file, c.clone());
         }
     }
-    remove_mcs(file, ctx.id);
+    remove_mcs(file, &ctx);
     ctx.events_reported.load(Ordering::Acquire)
 }
 
@@ -409,20 +458,20 @@ pub(crate) fn destroy_ctx(file: &UcmaFile, ctx: Arc<Ctx>) -> u32 {
 fn destroy_conn_req(file: &UcmaFile, ctx: Arc<Ctx>) {
     let cm = ctx.cm.lock().take();
     drop(cm);
-    let taken = take_events(&mut file.inner.lock().events, |e| e.ctx.id == ctx.id);
+    let taken = take_events(&mut file.inner.lock().events, |e| Arc::ptr_eq(&e.ctx, &ctx));
     drop(taken);
-    remove_mcs(file, ctx.id);
+    remove_mcs(file, &ctx);
 }
 
-/// Forgets the memberships of context `ctx_id` (its C id is destroyed, which
+/// Forgets the memberships of context `ctx` (its C id is destroyed, which
 /// left the groups).
-fn remove_mcs(file: &UcmaFile, ctx_id: u32) {
+fn remove_mcs(file: &UcmaFile, ctx: &Ctx) {
     loop {
         let mut inner = file.inner.lock();
         let key = inner
             .mcs
             .iter()
-            .find(|(_, mc)| mc.ctx.id == ctx_id)
+            .find(|(_, mc)| core::ptr::eq(&*mc.ctx, ctx))
             .map(|(k, _)| *k);
         match key {
             Some(k) => {
@@ -454,14 +503,22 @@ pub(crate) fn migrate_ctx(cur: &Arc<UcmaFile>, new: &Arc<UcmaFile>, ctx: &Arc<Ct
             return Err(ENOENT);
         }
         // Make room first, so nothing fails once entries start moving.
-        let n_ev = inner.events.iter().filter(|e| e.ctx.id == ctx.id).count();
-        let n_mc = inner.mcs.values().filter(|m| m.ctx.id == ctx.id).count();
+        let n_ev = inner
+            .events
+            .iter()
+            .filter(|e| Arc::ptr_eq(&e.ctx, ctx))
+            .count();
+        let n_mc = inner
+            .mcs
+            .values()
+            .filter(|m| Arc::ptr_eq(&m.ctx, ctx))
+            .count();
         nodes.reserve(n_ev.saturating_add(1), GFP_KERNEL)?;
         mc_nodes.reserve(n_mc, GFP_KERNEL)?;
         if let Some(node) = inner.ctxs.remove_node(&ctx.id) {
             let _ = nodes.push_within_capacity(node);
         }
-        events = take_events(&mut inner.events, |e| e.ctx.id == ctx.id);
+        events = take_events(&mut inner.events, |e| Arc::ptr_eq(&e.ctx, ctx));
         for ev in &events {
             if let Some(c) = &ev.conn_req {
                 if let Some(node) = inner.ctxs.remove_node(&c.id) {
@@ -472,7 +529,7 @@ pub(crate) fn migrate_ctx(cur: &Arc<UcmaFile>, new: &Arc<UcmaFile>, ctx: &Arc<Ct
         while let Some(k) = inner
             .mcs
             .iter()
-            .find(|(_, m)| m.ctx.id == ctx.id)
+            .find(|(_, m)| Arc::ptr_eq(&m.ctx, ctx))
             .map(|(k, _)| *k)
         {
             match inner.mcs.remove_node(&k) {

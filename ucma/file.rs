@@ -26,11 +26,14 @@ use crate::{
     },
     ctx::{
         destroy_ctx,
+        list_ctx,
         migrate_ctx,
         take_events,
+        unlist_ctx,
         Ctx,
         Event,
-        Mc, //
+        Mc,
+        CTX_IDS, //
     },
     rdma::{
         bindings,
@@ -57,7 +60,8 @@ use kernel::{
     prelude::*,
     rbtree::{
         RBTree,
-        RBTreeNode, //
+        RBTreeNode,
+        RBTreeNodeReservation, //
     },
     sync::{
         poll::{
@@ -173,9 +177,14 @@ fn dev_info(c: &CmId<Ctx>) -> Option<abi::DevInfo> {
 }
 
 impl UcmaFile {
-    /// The context `id` of this file (`ucma_get_ctx()`).
+    /// The context `id` of this file (`ucma_get_ctx()`): `ENOENT` if no
+    /// file has it, `EINVAL` if another file does.
     fn get_ctx(&self, id: u32) -> Result<Arc<Ctx>> {
-        self.inner.lock().ctxs.get(&id).cloned().ok_or(ENOENT)
+        let ctx = CTX_IDS.get().and_then(|ids| ids.get(id)).ok_or(ENOENT)?;
+        if !ctx.is_of(self) {
+            return Err(EINVAL);
+        }
+        Ok(ctx)
     }
 
     /// Runs `f` on the live C id of context `id`; `need_dev` requires it to
@@ -199,10 +208,11 @@ impl UcmaFile {
         out_at_least(out_len, 4)?;
         let cmd = CreateId::decode(&read_cmd::<{ CreateId::SIZE }>(r)?);
         let qp_type = abi::qp_type_of(cmd.ps, cmd.qp_type).ok_or(EINVAL)?;
-        let ctx = Ctx::new(this.into(), cmd.uid)?;
-        let node = RBTreeNode::new(ctx.id, ctx.clone(), GFP_KERNEL)?;
-        let id = CmId::new(ctx.clone(), u32::from(cmd.ps), qp_type)?;
-        *ctx.cm.lock() = Some(id);
+        let id = CTX_IDS.get().ok_or(ENODEV)?.reserve()?;
+        let ctx = Ctx::new(&id, this.into(), cmd.uid)?;
+        let node = RBTreeNodeReservation::new(GFP_KERNEL)?;
+        let cm = CmId::new(ctx.clone(), u32::from(cmd.ps), qp_type)?;
+        *ctx.cm.lock() = Some(cm);
         if let Err(e) = write_resp(cmd.response, &abi::encode_u32(ctx.id)) {
             // Never visible to userspace: destroy it (no events were queued,
             // since nothing was started on it).
@@ -210,14 +220,16 @@ impl UcmaFile {
             drop(cm);
             return Err(e);
         }
-        this.inner.lock().ctxs.insert(node);
+        list_ctx(&mut this.inner.lock(), &ctx, node, id);
         Ok(())
     }
 
     fn destroy_id(&self, r: &mut UserSliceReader, out_len: u16) -> Result {
         out_at_least(out_len, 4)?;
         let cmd = DestroyId::decode(&read_cmd::<{ DestroyId::SIZE }>(r)?);
-        let ctx = self.inner.lock().ctxs.remove(&cmd.id).ok_or(ENOENT)?;
+        // EINVAL for another file's id, as in C.
+        self.get_ctx(cmd.id)?;
+        let ctx = unlist_ctx(&mut self.inner.lock(), cmd.id).ok_or(ENOENT)?;
         let reported = destroy_ctx(self, ctx);
         write_resp(cmd.response, &abi::encode_u32(reported))
     }
@@ -676,7 +688,7 @@ impl MiscFile for UcmaFile {
             let next = {
                 let mut inner = this.inner.lock();
                 let key = inner.ctxs.keys().next().copied();
-                key.and_then(|k| inner.ctxs.remove(&k))
+                key.and_then(|k| unlist_ctx(&mut inner, k))
             };
             match next {
                 Some(ctx) => {

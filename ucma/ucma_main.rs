@@ -25,6 +25,7 @@ use rdma::{
         ClientSlot,
         NlChardev, //
     },
+    ids::IdsOwner,
     misc::MiscOptions,
     workqueue::QueueOwner, //
 };
@@ -84,6 +85,8 @@ struct UcmaModule {
     /// open file pins the module), so nothing queues on it any more; dropping
     /// it waits for the id closes still queued.
     close_wq: QueueOwner,
+    /// Every context id (`CTX_IDS`); none is left at exit, as no file is.
+    ctx_ids: IdsOwner<ctx::Ctx>,
     sysctl: MaxBacklogSysctl,
     #[pin]
     misc: NlChardev<file::UcmaFile>,
@@ -107,6 +110,7 @@ impl kernel::InPlaceModule for UcmaModule {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             close_wq: ctx::CLOSE_WQ.alloc(c"rdma_ucm_close")?,
+            ctx_ids: ctx::CTX_IDS.alloc()?,
             sysctl: MaxBacklogSysctl::register()?,
             misc <- NlChardev::register(MiscOptions {
                 name: c"rdma_cm",

@@ -16,6 +16,7 @@ pub mod cq;
 pub mod gid;
 pub mod ib_client;
 pub mod ib_device;
+pub mod ids;
 pub mod kthread;
 pub mod link;
 pub mod mcast;
