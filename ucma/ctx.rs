@@ -79,8 +79,9 @@ use kernel::{
 /// `EINVAL` where an unknown one is told `ENOENT`, as in C.
 pub(crate) static CTX_IDS: ModuleIds<Ctx> = ModuleIds::new();
 
-/// Ids of multicast memberships, unique over all files.
-static NEXT_MC_ID: AtomicU32 = AtomicU32::new(0);
+/// The multicast memberships of every open file by id (the C module's
+/// `multicast_table`), numbered and checked as contexts are.
+pub(crate) static MC_IDS: ModuleIds<Mc> = ModuleIds::new();
 
 /// One `rdma_cm_id` of a user.
 #[pin_data]
@@ -198,10 +199,16 @@ pub(crate) struct Mc {
 }
 
 impl Mc {
-    pub(crate) fn new(ctx: Arc<Ctx>, uid: u64, addr: SockAddr) -> Result<Arc<Self>> {
+    /// A new membership of `ctx`, under the id `id` reserves.
+    pub(crate) fn new(
+        id: &IdReservation<'_, Mc>,
+        ctx: Arc<Ctx>,
+        uid: u64,
+        addr: SockAddr,
+    ) -> Result<Arc<Self>> {
         Ok(Arc::new(
             Mc {
-                id: NEXT_MC_ID.fetch_add(1, Ordering::Relaxed),
+                id: id.id(),
                 ctx,
                 uid,
                 addr,
@@ -428,6 +435,13 @@ pub(crate) fn unlist_ctx(inner: &mut FileInner, id: u32) -> Option<Arc<Ctx>> {
     Some(ctx)
 }
 
+/// Frees membership id `id`, once no event of the membership can come.
+pub(crate) fn free_mc_id(id: u32) {
+    if let Some(ids) = MC_IDS.get() {
+        drop(ids.remove(id));
+    }
+}
+
 /// Destroys a context taken out of its file's table: its C id, then its
 /// queued events (destroying the contexts of undelivered connection
 /// requests), then its memberships. Returns the events reported.
@@ -475,10 +489,14 @@ fn remove_mcs(file: &UcmaFile, ctx: &Ctx) {
             .map(|(k, _)| *k);
         match key {
             Some(k) => {
-                inner.mcs.remove(&k);
-                drop(take_events(&mut inner.events, |e| {
-                    e.mc.as_ref().map(|m| m.id) == Some(k)
-                }));
+                if let Some(mc) = inner.mcs.remove(&k) {
+                    drop(take_events(&mut inner.events, |e| {
+                        e.mc.as_ref().is_some_and(|m| Arc::ptr_eq(m, &mc))
+                    }));
+                }
+                // The C id is destroyed: no event of it comes any more, the
+                // id can go.
+                free_mc_id(k);
             }
             None => break,
         }

@@ -26,6 +26,7 @@ use crate::{
     },
     ctx::{
         destroy_ctx,
+        free_mc_id,
         list_ctx,
         migrate_ctx,
         take_events,
@@ -33,7 +34,8 @@ use crate::{
         Ctx,
         Event,
         Mc,
-        CTX_IDS, //
+        CTX_IDS,
+        MC_IDS, //
     },
     rdma::{
         bindings,
@@ -513,7 +515,8 @@ impl UcmaFile {
         let join_state = cmd.join_state.ok_or(EINVAL)?;
         let ctx = self.get_ctx(cmd.id)?;
         let addr = to_sockaddr(&cmd.addr);
-        let mc = Mc::new(ctx.clone(), cmd.uid, addr)?;
+        let id = MC_IDS.get().ok_or(ENODEV)?.reserve()?;
+        let mc = Mc::new(&id, ctx.clone(), cmd.uid, addr)?;
         let node = RBTreeNode::new(mc.id, mc.clone(), GFP_KERNEL)?;
         let mut guard = ctx.cm.lock();
         let cm = Option::as_mut(&mut *guard).ok_or(ENXIO)?;
@@ -529,12 +532,18 @@ impl UcmaFile {
                     .inspect_err(|_| cm.leave_multicast(&addr))
             });
         drop(guard);
-        if res.is_err() {
-            let mut inner = self.inner.lock();
-            inner.mcs.remove(&mc.id);
-            drop(take_events(&mut inner.events, |e| {
-                e.mc.as_ref().map(|m| m.id) == Some(mc.id)
-            }));
+        match res {
+            // LEAVE_MCAST finds it from here on (C stores it after the copy
+            // of the response, too).
+            Ok(()) => id.publish(mc),
+            Err(_) => {
+                // The reservation, dropped, frees the id.
+                let mut inner = self.inner.lock();
+                inner.mcs.remove(&mc.id);
+                drop(take_events(&mut inner.events, |e| {
+                    e.mc.as_ref().is_some_and(|m| Arc::ptr_eq(m, &mc))
+                }));
+            }
         }
         res
     }
@@ -542,6 +551,12 @@ impl UcmaFile {
     fn leave(&self, r: &mut UserSliceReader, out_len: u16) -> Result {
         out_at_least(out_len, 4)?;
         let cmd = DestroyId::decode(&read_cmd::<{ DestroyId::SIZE }>(r)?);
+        // ENOENT if no file has it, EINVAL if another file does (C's
+        // ucma_leave_multicast()).
+        let mc = MC_IDS.get().and_then(|ids| ids.get(cmd.id)).ok_or(ENOENT)?;
+        if !mc.ctx.is_of(self) {
+            return Err(EINVAL);
+        }
         let mc = self.inner.lock().mcs.remove(&cmd.id).ok_or(ENOENT)?;
         {
             let mut guard = mc.ctx.cm.lock();
@@ -552,9 +567,11 @@ impl UcmaFile {
         // The handler finds memberships by id under the file lock, so no
         // event of this one can be queued any more.
         let taken = take_events(&mut self.inner.lock().events, |e| {
-            e.mc.as_ref().map(|m| m.id) == Some(mc.id)
+            e.mc.as_ref().is_some_and(|m| Arc::ptr_eq(m, &mc))
         });
         drop(taken);
+        // Left, so no event of it comes any more: the id can go.
+        free_mc_id(mc.id);
         write_resp(
             cmd.response,
             &abi::encode_u32(mc.events_reported.load(Ordering::Acquire)),
@@ -704,6 +721,11 @@ impl MiscFile for UcmaFile {
                 core::mem::take(&mut inner.mcs),
             )
         };
+        // Every context is destroyed, with its memberships: none should be
+        // left, but an id that is must not outlive its file.
+        for id in mcs.keys() {
+            free_mc_id(*id);
+        }
         // Dropped outside the lock (they may hold the last references).
         drop(events);
         drop(mcs);

@@ -85,8 +85,10 @@ struct UcmaModule {
     /// open file pins the module), so nothing queues on it any more; dropping
     /// it waits for the id closes still queued.
     close_wq: QueueOwner,
-    /// Every context id (`CTX_IDS`); none is left at exit, as no file is.
+    /// Every context and membership id (`CTX_IDS`, `MC_IDS`); none is left
+    /// at exit, as no file is.
     ctx_ids: IdsOwner<ctx::Ctx>,
+    mc_ids: IdsOwner<ctx::Mc>,
     sysctl: MaxBacklogSysctl,
     #[pin]
     misc: NlChardev<file::UcmaFile>,
@@ -111,6 +113,7 @@ impl kernel::InPlaceModule for UcmaModule {
         try_pin_init!(Self {
             close_wq: ctx::CLOSE_WQ.alloc(c"rdma_ucm_close")?,
             ctx_ids: ctx::CTX_IDS.alloc()?,
+            mc_ids: ctx::MC_IDS.alloc()?,
             sysctl: MaxBacklogSysctl::register()?,
             misc <- NlChardev::register(MiscOptions {
                 name: c"rdma_cm",

@@ -135,6 +135,31 @@ check("LEAVE_MCAST small out ENOSPC",
 check("LEAVE_MCAST unknown ENOENT",
       cmd(fd, 17, struct.pack("=QII", addr(r), 0xfffffff0, 0), 4) == errno.ENOENT)
 check("bind the option ID", bind(fd, o, MYIP) == 0)
+
+
+def join_id(fd, i, a):
+    j = buf(4)
+    e = cmd(fd, 22, struct.pack("=QQIHH", addr(j), 5, i, 16, 0) + storage(a), 4)
+    return e, struct.unpack("=I", j.raw)[0]
+
+
+def leave(fd, mid):
+    return cmd(fd, 17, struct.pack("=QII", addr(r), mid, 0), 4)
+
+
+# Memberships are numbered and checked as IDs are (C's multicast_table);
+# a join needs a UD ID (RDMA_PS_UDP).
+u = create_id(fd, uid=12, ps=0x0111)[1]
+check("JOIN_MCAST on an RC ID EINVAL", join_id(fd, o, mcast)[0] == errno.EINVAL)
+check("bind the UD ID", bind(fd, u, MYIP) == 0)
+e, mid = join_id(fd, u, mcast)
+check("JOIN_MCAST on the bound UD ID (%d)" % e, e == 0)
+other = os.open(DEV, os.O_RDWR)
+check("LEAVE_MCAST of another file's membership EINVAL", leave(other, mid) == errno.EINVAL)
+os.close(other)
+check("LEAVE_MCAST", leave(fd, mid) == 0)
+check("LEAVE_MCAST again ENOENT", leave(fd, mid) == errno.ENOENT)
+check("DESTROY_ID of the UD ID", destroy_id(fd, u)[0] == 0)
 ibs = struct.pack("=II", o, 0) + ibs[8:]
 check("RESOLVE_IB_SERVICE on RoCE EOPNOTSUPP", cmd(fd, 23, ibs) == errno.EOPNOTSUPP)
 check("SET_OPTION IB_PATH before the address is resolved EINVAL",
