@@ -114,23 +114,40 @@ impl<T: Send + Sync + 'static> IdTable<T> {
 #[pinned_drop]
 impl<T: Send + Sync + 'static> PinnedDrop for IdTable<T> {
     fn drop(self: Pin<&mut Self>) {
-        let xa = self.xa.get();
-        let mut index: usize = 0;
-        loop {
-            // SAFETY: the xarray is initialised; we are its only user now.
-            let ptr =
-                unsafe { bindings::xa_find(xa, &mut index, usize::MAX, bindings::XA_PRESENT) };
-            if ptr.is_null() {
-                break;
-            }
-            // SAFETY: as in `remove`; the entry is erased right after.
-            drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(ptr) });
-            // SAFETY: as above.
-            unsafe { bindings::xa_erase(xa, index) };
-        }
-        // SAFETY: every entry is gone; frees the xarray's nodes.
-        unsafe { bindings::xa_destroy(xa) };
+        // SAFETY: an initialised xarray of `Arc<T>` made foreign (type
+        // invariant), of which we are the only user now.
+        unsafe { destroy_arc_xarray::<T>(self.xa.get()) };
     }
+}
+
+/// Drops the `Arc<T>` of every present entry of `xa` and frees its nodes
+/// (`xa_destroy()`): the end of an xarray of objects ([`IdTable`], and the
+/// device's [`Pool`](super::pool::Pool)s).
+///
+/// # Safety
+///
+/// `xa` is an initialised xarray whose present entries are `Arc<T>` made
+/// foreign, with no other user now or later (until it is initialised
+/// again).
+pub(crate) unsafe fn destroy_arc_xarray<T: Send + Sync + 'static>(xa: *mut bindings::xarray) {
+    let mut index: usize = 0;
+    loop {
+        // SAFETY: `xa` is initialised (the caller's contract).
+        let ptr = unsafe { bindings::xa_find(xa, &mut index, usize::MAX, bindings::XA_PRESENT) };
+        if ptr.is_null() {
+            break;
+        }
+        // SAFETY: a present entry is an `Arc<T>` made foreign, which no one
+        // else will use (the caller's contract); `xa_destroy()` below
+        // forgets it.
+        drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(ptr) });
+        match index.checked_add(1) {
+            Some(next) => index = next,
+            None => break,
+        }
+    }
+    // SAFETY: as above; frees the xarray's nodes, leaving it empty.
+    unsafe { bindings::xa_destroy(xa) };
 }
 
 /// An id reserved for an object being set up. Dropping it without

@@ -18,7 +18,10 @@
 //! looks objects up from softirq context. Everything here is generic, so
 //! only a module that uses a pool links the glue it calls.
 
-use super::bindings;
+use super::{
+    bindings,
+    ids::destroy_arc_xarray, //
+};
 use core::{
     marker::PhantomData,
     sync::atomic::{
@@ -167,22 +170,10 @@ impl<D: Send + Sync + 'static> Pool<D> {
 #[pinned_drop]
 impl<D: Send + Sync + 'static> PinnedDrop for Pool<D> {
     fn drop(self: Pin<&mut Self>) {
-        let xa = self.xa.get();
-        let mut index: usize = 0;
-        loop {
-            // SAFETY: the xarray is initialised; we are its only user now.
-            let ptr =
-                unsafe { bindings::xa_find(xa, &mut index, usize::MAX, bindings::XA_PRESENT) };
-            if ptr.is_null() {
-                break;
-            }
-            // SAFETY: as in `remove`; the entry is erased right after.
-            drop(unsafe { <Arc<D> as ForeignOwnable>::from_foreign(ptr) });
-            // SAFETY: as above.
-            unsafe { bindings::rrxe_xa_erase(xa, index) };
-        }
-        // SAFETY: every entry is gone; frees the xarray's nodes.
-        unsafe { bindings::xa_destroy(xa) };
+        // SAFETY: an initialised xarray of `Arc<D>` made foreign (reserved
+        // slots hold the zero entry, which is not present), of which we are
+        // the only user now.
+        unsafe { destroy_arc_xarray::<D>(self.xa.get()) };
     }
 }
 
