@@ -582,6 +582,21 @@ pub struct TxBatch {
     bytes: u32,
 }
 
+/// Whether two packets' flows ([`TxPacket::flow`]) are the same, compared
+/// as arrays of the two lengths there are (IPv4 and IPv6), which the
+/// compiler compares inline: as slices, each comparison of a batch's
+/// packets was a call to `bcmp`.
+#[inline]
+fn same_flow(a: &[u8], b: &[u8]) -> bool {
+    if let (Ok(x), Ok(y)) = (<&[u8; 12]>::try_from(a), <&[u8; 12]>::try_from(b)) {
+        return x == y;
+    }
+    if let (Ok(x), Ok(y)) = (<&[u8; 36]>::try_from(a), <&[u8; 36]>::try_from(b)) {
+        return x == y;
+    }
+    false
+}
+
 impl TxBatch {
     /// An empty batch.
     #[inline]
@@ -604,7 +619,7 @@ impl TxBatch {
         };
         !pkt.owned
             && pkt.ip_hlen == head.ip_hlen
-            && pkt.flow() == head.flow()
+            && same_flow(pkt.flow(), head.flow())
             && pkt.udp_payload_len() <= head.udp_payload_len()
             && self.packets < BATCH_MAX_PACKETS
             && self.bytes.saturating_add(pkt.skb.len()) <= BATCH_MAX_BYTES
