@@ -510,8 +510,8 @@ pub(crate) fn encode_query_path(out: &mut [u8], num_paths: u32, packed: &[[u8; 6
     len
 }
 
-/// The connection parameters of CONNECT/ACCEPT and of connection events
-/// (`struct rdma_ucm_conn_param`).
+/// The connection parameters of CONNECT/ACCEPT (`struct
+/// rdma_ucm_conn_param`).
 #[derive(Clone, Copy)]
 pub(crate) struct ConnParam {
     pub(crate) qp_num: u32,
@@ -543,19 +543,6 @@ impl ConnParam {
             rnr_retry_count: r.u8(o + 270),
             valid: r.u8(o + 271),
         }
-    }
-    fn encode(&self, w: &mut Wr<'_>, o: usize) {
-        w.u32(o, self.qp_num);
-        w.u32(o + 4, self.qkey);
-        let n = usize::from(self.private_data_len).min(MAX_PRIVATE_DATA);
-        w.bytes(o + 8, self.private_data.get(..n).unwrap_or(&[]));
-        w.u8(o + 264, self.private_data_len);
-        w.u8(o + 265, self.srq);
-        w.u8(o + 266, self.responder_resources);
-        w.u8(o + 267, self.initiator_depth);
-        w.u8(o + 268, self.flow_control);
-        w.u8(o + 269, self.retry_count);
-        w.u8(o + 270, self.rnr_retry_count);
     }
 }
 
@@ -737,53 +724,97 @@ pub(crate) fn encode_u32(v: u32) -> [u8; 4] {
     v.to_ne_bytes()
 }
 
-/// The UD parameters of an event (`struct rdma_ucm_ud_param`).
+/// The connection parameters of an event (`struct rdma_ucm_conn_param`),
+/// the private data borrowed from the CM's event until it is encoded.
 #[derive(Clone, Copy)]
-pub(crate) struct UdParam {
+pub(crate) struct EventConn<'a> {
+    pub(crate) qp_num: u32,
+    pub(crate) qkey: u32,
+    pub(crate) private_data: &'a [u8],
+    pub(crate) private_data_len: u8,
+    pub(crate) srq: u8,
+    pub(crate) responder_resources: u8,
+    pub(crate) initiator_depth: u8,
+    pub(crate) flow_control: u8,
+    pub(crate) retry_count: u8,
+    pub(crate) rnr_retry_count: u8,
+}
+
+impl EventConn<'_> {
+    fn encode(&self, w: &mut Wr<'_>, o: usize) {
+        w.u32(o, self.qp_num);
+        w.u32(o + 4, self.qkey);
+        w.bytes(
+            o + 8,
+            private_bytes(self.private_data, self.private_data_len),
+        );
+        w.u8(o + 264, self.private_data_len);
+        w.u8(o + 265, self.srq);
+        w.u8(o + 266, self.responder_resources);
+        w.u8(o + 267, self.initiator_depth);
+        w.u8(o + 268, self.flow_control);
+        w.u8(o + 269, self.retry_count);
+        w.u8(o + 270, self.rnr_retry_count);
+    }
+}
+
+/// The private data an event reports: its length's worth (as the C
+/// module's `memcpy` of `private_data_len` bytes), within the ABI's room.
+fn private_bytes(data: &[u8], len: u8) -> &[u8] {
+    let n = usize::from(len).min(MAX_PRIVATE_DATA).min(data.len());
+    data.get(..n).unwrap_or(&[])
+}
+
+/// The UD parameters of an event (`struct rdma_ucm_ud_param`), the private
+/// data borrowed as in [`EventConn`].
+#[derive(Clone, Copy)]
+pub(crate) struct UdParam<'a> {
     pub(crate) qp_num: u32,
     pub(crate) qkey: u32,
     pub(crate) ah_attr: [u8; AH_ATTR_SIZE],
-    pub(crate) private_data: [u8; MAX_PRIVATE_DATA],
+    pub(crate) private_data: &'a [u8],
     pub(crate) private_data_len: u8,
 }
 
 /// The parameter union of an event.
 #[derive(Clone, Copy)]
-pub(crate) enum EventParam {
+pub(crate) enum EventParam<'a> {
     None,
     /// The 64-bit argument of a WRITE_CM_EVENT event.
     Arg(u64),
-    Conn(ConnParam),
-    Ud(UdParam),
+    Conn(EventConn<'a>),
+    Ud(UdParam<'a>),
 }
 
 /// `struct rdma_ucm_event_resp`.
 #[derive(Clone, Copy)]
-pub(crate) struct EventResp {
+pub(crate) struct EventResp<'a> {
     pub(crate) uid: u64,
     pub(crate) id: u32,
     pub(crate) event: u32,
     pub(crate) status: i32,
-    pub(crate) param: EventParam,
+    pub(crate) param: EventParam<'a>,
     pub(crate) ece: Ece,
 }
 
-impl EventResp {
-    pub(crate) const SIZE: usize = 336;
+/// The bytes of `struct rdma_ucm_event_resp`.
+pub(crate) const EVENT_RESP_SIZE: usize = 336;
+
+impl EventResp<'_> {
     /// Old 32-bit libraries do not send the trailing reserved word and ECE.
-    pub(crate) const MIN_OUT: usize = Self::SIZE - 4 - 8;
+    pub(crate) const MIN_OUT: usize = EVENT_RESP_SIZE - 4 - 8;
 
     /// The response in a new buffer (the tests').
     #[cfg(test)]
-    pub(crate) fn encode(&self) -> [u8; Self::SIZE] {
-        let mut b = [0u8; Self::SIZE];
+    pub(crate) fn encode(&self) -> [u8; EVENT_RESP_SIZE] {
+        let mut b = [0u8; EVENT_RESP_SIZE];
         self.encode_into(&mut b);
         b
     }
 
     /// Writes the response into `b`, which must be zeroed: only the
     /// private data's length is copied, the rest of its room stays zero.
-    pub(crate) fn encode_into(&self, b: &mut [u8; Self::SIZE]) {
+    pub(crate) fn encode_into(&self, b: &mut [u8; EVENT_RESP_SIZE]) {
         let mut w = Wr(b);
         w.u64(0, self.uid);
         w.u32(8, self.id);
@@ -797,8 +828,7 @@ impl EventResp {
                 w.u32(20, u.qp_num);
                 w.u32(24, u.qkey);
                 w.bytes(28, &u.ah_attr);
-                let n = usize::from(u.private_data_len).min(MAX_PRIVATE_DATA);
-                w.bytes(60, u.private_data.get(..n).unwrap_or(&[]));
+                w.bytes(60, private_bytes(u.private_data, u.private_data_len));
                 w.u8(316, u.private_data_len);
             }
         }
@@ -1011,10 +1041,12 @@ mod tests {
 
     #[test]
     fn event_resp_layout() {
-        let mut c = ConnParam {
+        // Beyond the length (0xbb): not copied.
+        let data = [0xaa, 0, 0, 0, 0, 0xbb];
+        let c = EventConn {
             qp_num: 0x11,
             qkey: 0,
-            private_data: [0; MAX_PRIVATE_DATA],
+            private_data: &data,
             private_data_len: 3,
             srq: 1,
             responder_resources: 2,
@@ -1022,10 +1054,7 @@ mod tests {
             flow_control: 4,
             retry_count: 5,
             rnr_retry_count: 6,
-            valid: 0,
         };
-        c.private_data[0] = 0xaa;
-        c.private_data[5] = 0xbb; // beyond the length: not copied
         let e = EventResp {
             uid: 1,
             id: 2,

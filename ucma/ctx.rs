@@ -151,7 +151,7 @@ impl Ctx {
     }
 
     /// The user event for `ev` on this context.
-    fn user_event(&self, ev: &CmEvent) -> EventResp {
+    fn user_event<'a>(&self, ev: &CmEvent<'a>) -> EventResp<'a> {
         EventResp {
             uid: self.uid.load(Ordering::Acquire),
             id: self.id,
@@ -159,7 +159,7 @@ impl Ctx {
             status: ev.status,
             param: match &ev.param {
                 cm::EventParam::None => EventParam::None,
-                cm::EventParam::Conn(c) => EventParam::Conn(abi::ConnParam {
+                cm::EventParam::Conn(c) => EventParam::Conn(abi::EventConn {
                     qp_num: c.qp_num,
                     qkey: c.qkey,
                     private_data: c.private_data,
@@ -170,7 +170,6 @@ impl Ctx {
                     flow_control: c.flow_control,
                     retry_count: c.retry_count,
                     rnr_retry_count: c.rnr_retry_count,
-                    valid: 0,
                 }),
                 cm::EventParam::Ud(u) => EventParam::Ud(abi::UdParam {
                     qp_num: u.qp_num,
@@ -233,7 +232,7 @@ pub(crate) struct Event {
     pub(crate) event: u32,
     /// The response GET_EVENT copies out, encoded when the event is made
     /// (the C module's `uevent->resp`).
-    pub(crate) resp: [u8; EventResp::SIZE],
+    pub(crate) resp: [u8; abi::EVENT_RESP_SIZE],
     #[pin]
     links: ListLinks,
 }
@@ -255,14 +254,14 @@ impl Event {
         ctx: Arc<Ctx>,
         conn_req: Option<Arc<Ctx>>,
         mc: Option<Arc<Mc>>,
-        resp: &EventResp,
+        resp: &EventResp<'_>,
     ) -> Result<ListArc<Self>> {
         let init = try_pin_init!(Event {
             ctx,
             conn_req,
             mc,
             event: resp.event,
-            resp: [0; EventResp::SIZE],
+            resp: [0; abi::EVENT_RESP_SIZE],
             links <- ListLinks::new(),
         })
         .pin_chain(|ev| {
@@ -291,7 +290,7 @@ pub(crate) fn take_events(
 }
 
 impl CmHandler for Ctx {
-    fn event(this: ArcBorrow<'_, Self>, ev: &CmEvent) {
+    fn event(this: ArcBorrow<'_, Self>, ev: &CmEvent<'_>) {
         // Events of a new connection are ignored until it is accepted.
         if this.uid.load(Ordering::Acquire) != 0 {
             queue_event(this, ev);
@@ -305,7 +304,7 @@ impl CmHandler for Ctx {
     fn connect_request(
         listener: ArcBorrow<'_, Self>,
         req: ConnRequest<'_, Self>,
-        ev: &CmEvent,
+        ev: &CmEvent<'_>,
     ) -> Result {
         if !listener.take_backlog() {
             // Better than the C module, which drops the request silently and
@@ -325,7 +324,7 @@ impl CmHandler for Ctx {
 
 /// Queues `ev` on the file `this` reports to; an event that cannot be
 /// queued is lost, as in the C module.
-fn queue_event(this: ArcBorrow<'_, Ctx>, ev: &CmEvent) {
+fn queue_event(this: ArcBorrow<'_, Ctx>, ev: &CmEvent<'_>) {
     let file = this.file();
     let is_mc = ev.event == abi::EVENT_MULTICAST_JOIN || ev.event == abi::EVENT_MULTICAST_ERROR;
     let mut resp = this.user_event(ev);
@@ -388,7 +387,11 @@ fn close_on_removal(ctx: Arc<Ctx>) {
 
 /// Makes a context for a connection request on `listener` and queues the
 /// request event; adopts the request only once nothing can fail any more.
-fn queue_connect_request(listener: Arc<Ctx>, req: ConnRequest<'_, Ctx>, ev: &CmEvent) -> Result {
+fn queue_connect_request(
+    listener: Arc<Ctx>,
+    req: ConnRequest<'_, Ctx>,
+    ev: &CmEvent<'_>,
+) -> Result {
     let file = listener.file();
     let id = CTX_IDS.get().ok_or(ENODEV)?.reserve()?;
     let ctx = Ctx::new(&id, file.clone(), 0)?;

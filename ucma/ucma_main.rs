@@ -55,7 +55,7 @@ const _: () = {
     assert!(size_of::<bindings::rdma_ucm_join_ip_mcast>() == abi::JoinMcast::IP_SIZE);
     assert!(size_of::<bindings::rdma_ucm_join_mcast>() == abi::JoinMcast::SIZE);
     assert!(size_of::<bindings::rdma_ucm_get_event>() == abi::GET_EVENT_SIZE);
-    assert!(size_of::<bindings::rdma_ucm_event_resp>() == abi::EventResp::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_event_resp>() == abi::EVENT_RESP_SIZE);
     assert!(size_of::<bindings::rdma_ucm_set_option>() == abi::SetOption::SIZE);
     assert!(size_of::<bindings::rdma_ucm_migrate_id>() == abi::MigrateId::SIZE);
     assert!(size_of::<bindings::rdma_ucm_write_cm_event>() == abi::WriteCmEvent::SIZE);

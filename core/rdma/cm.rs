@@ -108,7 +108,7 @@ impl SockAddr {
     }
 }
 
-/// Connection parameters, in (CONNECT, ACCEPT) and out (connection events).
+/// Connection parameters of CONNECT and ACCEPT (an event's are [`EventConn`]).
 #[derive(Clone, Copy)]
 pub struct ConnParam {
     /// Private data; only the first `private_data_len` bytes count.
@@ -133,11 +133,41 @@ pub struct ConnParam {
     pub qkey: u32,
 }
 
-/// UD parameters of an event.
+/// Connection parameters of an event, the private data borrowed from the C
+/// event (valid for the handler call): copied once, where the consumer keeps
+/// it, as the C module copies it once into its event.
 #[derive(Clone, Copy)]
-pub struct UdParam {
-    /// Private data; only the first `private_data_len` bytes count.
-    pub private_data: [u8; MAX_PRIVATE_DATA],
+pub struct EventConn<'a> {
+    /// Private data: the CM's `private_data_len` bytes (empty if it gave
+    /// none).
+    pub private_data: &'a [u8],
+    /// Length of the private data, as the CM reports it.
+    pub private_data_len: u8,
+    /// Responder resources.
+    pub responder_resources: u8,
+    /// Initiator depth.
+    pub initiator_depth: u8,
+    /// Flow control.
+    pub flow_control: u8,
+    /// Retry count.
+    pub retry_count: u8,
+    /// RNR retry count.
+    pub rnr_retry_count: u8,
+    /// Whether the QP uses an SRQ.
+    pub srq: u8,
+    /// QP number.
+    pub qp_num: u32,
+    /// Q_Key (AF_IB only).
+    pub qkey: u32,
+}
+
+/// UD parameters of an event, the private data borrowed as in
+/// [`EventConn`].
+#[derive(Clone, Copy)]
+pub struct EventUd<'a> {
+    /// Private data: the CM's `private_data_len` bytes (none for a
+    /// multicast event, whose pointer is the membership's context).
+    pub private_data: &'a [u8],
     /// Length of the private data.
     pub private_data_len: u8,
     /// The address handle, as `struct ib_uverbs_ah_attr`.
@@ -150,23 +180,24 @@ pub struct UdParam {
 
 /// The parameters an event carries.
 #[derive(Clone, Copy)]
-pub enum EventParam {
+pub enum EventParam<'a> {
     /// None (`RDMA_CM_EVENT_ADDRINFO_RESOLVED`).
     None,
     /// Connected (RC) ids.
-    Conn(ConnParam),
+    Conn(EventConn<'a>),
     /// UD ids.
-    Ud(UdParam),
+    Ud(EventUd<'a>),
 }
 
-/// An event of the CM, copied out of the C event.
-pub struct CmEvent {
+/// An event of the CM: its fields read out of the C event, its private
+/// data borrowed (valid for the handler call).
+pub struct CmEvent<'a> {
     /// `enum rdma_cm_event_type`.
     pub event: u32,
     /// Status (0 or a negative errno or a reject reason).
     pub status: i32,
     /// The parameters.
-    pub param: EventParam,
+    pub param: EventParam<'a>,
     /// ECE vendor id.
     pub ece_vendor_id: u32,
     /// ECE attribute modifier.
@@ -180,32 +211,29 @@ const EV_MC_JOIN: u32 = bindings::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_JOI
 const EV_MC_ERROR: u32 = bindings::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_ERROR;
 const EV_ADDRINFO_RESOLVED: u32 = bindings::rdma_cm_event_type_RDMA_CM_EVENT_ADDRINFO_RESOLVED;
 
-/// Copies `len` bytes of private data at `src` (may be NULL).
+/// The `len` bytes of private data at `src` (may be NULL: none).
 ///
 /// # Safety
 ///
-/// `src`, if not NULL, is valid for reads of `len` bytes.
-unsafe fn copy_private(src: *const ffi::c_void, len: u8) -> [u8; MAX_PRIVATE_DATA] {
-    let mut out = [0u8; MAX_PRIVATE_DATA];
-    if !src.is_null() {
-        // SAFETY: `src` is readable for `len` (<= 255) bytes by the caller's
-        // guarantee; `out` holds 256.
-        unsafe {
-            core::ptr::copy_nonoverlapping(src.cast::<u8>(), out.as_mut_ptr(), usize::from(len))
-        };
+/// `src`, if not NULL, is valid for reads of `len` bytes for `'a`.
+unsafe fn private_data<'a>(src: *const ffi::c_void, len: u8) -> &'a [u8] {
+    if src.is_null() {
+        return &[];
     }
-    out
+    // SAFETY: readable for `len` bytes for `'a` (the caller's guarantee).
+    unsafe { core::slice::from_raw_parts(src.cast::<u8>(), usize::from(len)) }
 }
 
-impl CmEvent {
-    /// Copies a C event of the id `id`.
+impl<'a> CmEvent<'a> {
+    /// Reads a C event of the id `id`.
     ///
     /// # Safety
     ///
-    /// `id` and `ev` are the valid arguments of a CM event handler call.
+    /// `id` and `ev` are the valid arguments of a CM event handler call,
+    /// and `ev` (with the private data it points to) stays valid for `'a`.
     unsafe fn from_raw(id: *mut bindings::rdma_cm_id, ev: *const bindings::rdma_cm_event) -> Self {
-        // SAFETY: valid for the call (caller).
-        let (e, id) = unsafe { (&*ev, &*id) };
+        // SAFETY: valid for `'a` and the call (caller).
+        let (e, id): (&'a bindings::rdma_cm_event, _) = unsafe { (&*ev, &*id) };
         let event = e.event;
         let mc = event == EV_MC_JOIN || event == EV_MC_ERROR;
         let mut mc_context = 0;
@@ -228,12 +256,13 @@ impl CmEvent {
                 )
             };
             let private_data = if mc {
-                [0u8; MAX_PRIVATE_DATA]
+                &[]
             } else {
-                // SAFETY: the CM's private data is valid for its length.
-                unsafe { copy_private(ud.private_data, ud.private_data_len) }
+                // SAFETY: the CM's private data is valid for its length, as
+                // long as the event.
+                unsafe { private_data(ud.private_data, ud.private_data_len) }
             };
-            EventParam::Ud(UdParam {
+            EventParam::Ud(EventUd {
                 private_data,
                 private_data_len: if mc { 0 } else { ud.private_data_len },
                 // SAFETY: `ib_uverbs_ah_attr` is a uapi struct of integers
@@ -249,9 +278,10 @@ impl CmEvent {
         } else {
             // SAFETY: connected ids get connection parameters.
             let c = unsafe { e.param.conn.as_ref() };
-            EventParam::Conn(ConnParam {
-                // SAFETY: the CM's private data is valid for its length.
-                private_data: unsafe { copy_private(c.private_data, c.private_data_len) },
+            EventParam::Conn(EventConn {
+                // SAFETY: the CM's private data is valid for its length, as
+                // long as the event.
+                private_data: unsafe { private_data(c.private_data, c.private_data_len) },
                 private_data_len: c.private_data_len,
                 responder_resources: c.responder_resources,
                 initiator_depth: c.initiator_depth,
@@ -278,7 +308,7 @@ impl CmEvent {
 pub trait CmHandler: Send + Sync + Sized + 'static {
     /// An event on an id whose context is `this`. Runs with the id's handler
     /// mutex held: must not destroy the id nor wait for anything that does.
-    fn event(this: ArcBorrow<'_, Self>, event: &CmEvent);
+    fn event(this: ArcBorrow<'_, Self>, event: &CmEvent<'_>);
 
     /// A connection request on the listening id whose context is `listener`.
     /// Adopt `req` to keep the new connection; returning without adopting it
@@ -286,7 +316,7 @@ pub trait CmHandler: Send + Sync + Sized + 'static {
     fn connect_request(
         listener: ArcBorrow<'_, Self>,
         req: ConnRequest<'_, Self>,
-        event: &CmEvent,
+        event: &CmEvent<'_>,
     ) -> Result;
 }
 
