@@ -411,9 +411,18 @@ impl QueryAddrResp {
     pub(crate) const SIZE: usize = 280;
     /// The shortest response buffer accepted (`offsetof(.., ibdev_index)`).
     pub(crate) const MIN_OUT: usize = 272;
+    /// The response in a new buffer (the tests').
+    #[cfg(test)]
     pub(crate) fn encode(&self) -> [u8; Self::SIZE] {
         let mut b = [0u8; Self::SIZE];
-        let mut w = Wr(&mut b);
+        self.encode_into(&mut b);
+        b
+    }
+
+    /// Writes the response into `b`, which must be zeroed (the room of
+    /// the addresses beyond their sizes stays zero).
+    pub(crate) fn encode_into(&self, b: &mut [u8; Self::SIZE]) {
+        let mut w = Wr(b);
         if let Some(d) = &self.dev {
             w.u64(0, d.node_guid);
             w.u8(8, d.port_num);
@@ -426,7 +435,6 @@ impl QueryAddrResp {
         let dst_len = usize::from(self.dst_size).min(SOCKADDR_STORAGE_SIZE);
         w.bytes(16, self.src.get(..src_len).unwrap_or(&[]));
         w.bytes(144, self.dst.get(..dst_len).unwrap_or(&[]));
-        b
     }
 }
 
@@ -460,9 +468,17 @@ impl QueryRouteResp {
     pub(crate) const SIZE: usize = 208;
     /// The shortest response buffer accepted (`offsetof(.., ibdev_index)`).
     pub(crate) const MIN_OUT: usize = 200;
+    /// The response in a new buffer (the tests').
+    #[cfg(test)]
     pub(crate) fn encode(&self) -> [u8; Self::SIZE] {
         let mut b = [0u8; Self::SIZE];
-        let mut w = Wr(&mut b);
+        self.encode_into(&mut b);
+        b
+    }
+
+    /// Writes the response into `b`, which must be zeroed.
+    pub(crate) fn encode_into(&self, b: &mut [u8; Self::SIZE]) {
+        let mut w = Wr(b);
         w.bytes(8, &self.ib_route[0]);
         w.bytes(8 + USER_PATH_REC_SIZE, &self.ib_route[1]);
         // The C module copies a sockaddr_in for AF_INET, else a sockaddr_in6.
@@ -480,7 +496,6 @@ impl QueryRouteResp {
             w.u8(196, d.port_num);
             w.u32(200, d.ibdev_index);
         }
-        b
     }
 }
 

@@ -105,20 +105,6 @@ pub(crate) struct UcmaFile {
     pub(crate) wait: PollCondVar,
 }
 
-/// A QUERY's answer, copied out once the context is unlocked: the
-/// fixed-size addresses on the stack, the records in an allocation of the
-/// size user space offered (as the C module's `ucma_query_path`).
-#[expect(
-    clippy::large_enum_variant,
-    reason = "the addresses stay on the stack: QUERY_ADDR and QUERY_GID allocate nothing"
-)]
-enum QueryResp {
-    /// QUERY_ADDR, QUERY_GID.
-    Addr([u8; QueryAddrResp::SIZE]),
-    /// QUERY_PATH, QUERY_IB_SERVICE.
-    Records(KVec<u8>),
-}
-
 /// Copies `data` to the user's response buffer at `addr`.
 fn write_resp(addr: u64, data: &[u8]) -> Result {
     let addr = usize::try_from(addr).map_err(|_| EFAULT)?;
@@ -252,16 +238,19 @@ impl UcmaFile {
     fn query_route(&self, r: &mut UserSliceReader, out_len: u16) -> Result {
         out_at_least(out_len, QueryRouteResp::MIN_OUT)?;
         let cmd = Query::decode(&read_cmd::<{ Query::SIZE }>(r)?);
-        let resp = self.with_cm(cmd.id, false, |_, cm| {
+        // Encoded in place, where it is copied out from (not returned).
+        let mut resp = [0u8; QueryRouteResp::SIZE];
+        self.with_cm(cmd.id, false, |_, cm| {
             let route = cm.route();
-            Ok(QueryRouteResp {
+            QueryRouteResp {
                 dev: dev_info(cm),
                 ib_route: route.paths,
                 src: cm.src_addr().0,
                 dst: cm.dst_addr().0,
                 num_paths: route.num_paths,
             }
-            .encode())
+            .encode_into(&mut resp);
+            Ok(())
         })?;
         let n = usize::from(out_len).min(resp.len());
         write_resp(cmd.response, resp.get(..n).unwrap_or(&resp))
@@ -270,20 +259,26 @@ impl UcmaFile {
     fn query(&self, r: &mut UserSliceReader, out_len: u16) -> Result {
         let cmd = Query::decode(&read_cmd::<{ Query::SIZE }>(r)?);
         let out = usize::from(out_len);
-        let resp = self.with_cm(cmd.id, false, |_, cm| match cmd.option {
+        // Copied out once the context is unlocked: QUERY_ADDR and QUERY_GID
+        // encoded into `addr` in place (not returned through the closure,
+        // 280 bytes), the records (QUERY_PATH, QUERY_IB_SERVICE) in an
+        // allocation of the size user space offered (as the C module's
+        // `ucma_query_path`).
+        let mut addr = [0u8; QueryAddrResp::SIZE];
+        let records = self.with_cm(cmd.id, false, |_, cm| match cmd.option {
             abi::QUERY_ADDR => {
                 out_at_least(out_len, QueryAddrResp::MIN_OUT)?;
                 let src = cm.src_addr().0;
                 let dst = cm.dst_addr().0;
-                let resp = QueryAddrResp {
+                QueryAddrResp {
                     dev: dev_info(cm),
                     src_size: u16::try_from(abi::addr_size(&src)).unwrap_or(0),
                     src,
                     dst_size: u16::try_from(abi::addr_size(&dst)).unwrap_or(0),
                     dst,
                 }
-                .encode();
-                Ok(QueryResp::Addr(resp))
+                .encode_into(&mut addr);
+                Ok(None)
             }
             abi::QUERY_PATH => {
                 out_at_least(out_len, abi::QUERY_PATH_RESP_HDR)?;
@@ -292,7 +287,7 @@ impl UcmaFile {
                 let mut v = KVec::from_elem(0u8, out, GFP_KERNEL)?;
                 let len = abi::encode_query_path(&mut v, num, &packed);
                 v.truncate(len);
-                Ok(QueryResp::Records(v))
+                Ok(Some(v))
             }
             abi::QUERY_GID => {
                 out_at_least(out_len, QueryAddrResp::MIN_OUT)?;
@@ -315,15 +310,15 @@ impl UcmaFile {
                         abi::sockaddr_ib(pkey_be, gid, cm.service_id(a))
                     }
                 };
-                let resp = QueryAddrResp {
+                QueryAddrResp {
                     dev,
                     src: conv(&src_addr, sgid),
                     src_size: abi::SOCKADDR_IB_SIZE as u16,
                     dst: conv(&dst_addr, dgid),
                     dst_size: abi::SOCKADDR_IB_SIZE as u16,
                 }
-                .encode();
-                Ok(QueryResp::Addr(resp))
+                .encode_into(&mut addr);
+                Ok(None)
             }
             abi::QUERY_IB_SERVICE => {
                 out_at_least(out_len, abi::QUERY_IB_SERVICE_RESP_HDR)?;
@@ -333,13 +328,13 @@ impl UcmaFile {
                 let mut v = KVec::from_elem(0u8, out, GFP_KERNEL)?;
                 let len = abi::encode_query_ib_service(num, &recs, &mut v);
                 v.truncate(len);
-                Ok(QueryResp::Records(v))
+                Ok(Some(v))
             }
             _ => Err(ENOSYS),
         })?;
-        let bytes = match &resp {
-            QueryResp::Addr(b) => b.get(..out.min(b.len())).unwrap_or(b),
-            QueryResp::Records(v) => v,
+        let bytes = match &records {
+            None => addr.get(..out.min(addr.len())).unwrap_or(&addr),
+            Some(v) => v,
         };
         if bytes.is_empty() {
             // QUERY_IB_SERVICE with no room for a record copies nothing.
@@ -422,8 +417,10 @@ impl UcmaFile {
         if cmd.option > abi::QPS_ERR {
             return Err(EINVAL);
         }
-        let attr = self.with_cm(cmd.id, true, |_, cm| cm.init_qp_attr(cmd.option))?;
-        write_resp(cmd.response, &attr)
+        // Filled in place, copied out once the context is unlocked.
+        let mut attr = cm::UserQpAttr::default();
+        self.with_cm(cmd.id, true, |_, cm| cm.init_qp_attr(cmd.option, &mut attr))?;
+        write_resp(cmd.response, attr.as_bytes())
     }
 
     fn get_event(&self, file: &File, r: &mut UserSliceReader, out_len: u16) -> Result {

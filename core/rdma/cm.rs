@@ -409,6 +409,22 @@ pub struct RouteInfo {
     pub paths: [[u8; USER_PATH_REC_SIZE]; 2],
 }
 
+/// What INIT_QP_ATTR answers: a `struct ib_uverbs_qp_attr`, filled in
+/// place by [`CmId::init_qp_attr`] and copied out from there.
+#[repr(transparent)]
+#[derive(Default)]
+pub struct UserQpAttr(bindings::ib_uverbs_qp_attr);
+
+impl UserQpAttr {
+    /// Its bytes, as the user ABI lays them out.
+    pub fn as_bytes(&self) -> &[u8; UVERBS_QP_ATTR_SIZE] {
+        // SAFETY: `ib_uverbs_qp_attr` is a uapi struct of integers without
+        // padding, fully initialised (zeroed by `default`, then filled), of
+        // `UVERBS_QP_ATTR_SIZE` bytes; `[u8; N]` has no alignment need.
+        unsafe { &*core::ptr::from_ref(&self.0).cast::<[u8; UVERBS_QP_ATTR_SIZE]>() }
+    }
+}
+
 /// An RDMA CM id owning a reference on its context `T`.
 ///
 /// # Invariants
@@ -818,9 +834,9 @@ impl<T: CmHandler> CmId<T> {
         to_result(unsafe { bindings::rdma_disconnect(self.raw()) })
     }
 
-    /// `rdma_init_qp_attr()` for `qp_state`, converted to the user's
-    /// `struct ib_uverbs_qp_attr` (with the mask filled in).
-    pub fn init_qp_attr(&mut self, qp_state: u32) -> Result<[u8; UVERBS_QP_ATTR_SIZE]> {
+    /// `rdma_init_qp_attr()` for `qp_state`, converted into `out`, the
+    /// user's `struct ib_uverbs_qp_attr` (with the mask filled in).
+    pub fn init_qp_attr(&mut self, qp_state: u32, out: &mut UserQpAttr) -> Result {
         let mut attr = bindings::ib_qp_attr {
             qp_state,
             ..Default::default()
@@ -828,16 +844,11 @@ impl<T: CmHandler> CmId<T> {
         let mut mask: ffi::c_int = 0;
         // SAFETY: live id; valid out-parameters.
         to_result(unsafe { bindings::rdma_init_qp_attr(self.raw(), &mut attr, &mut mask) })?;
-        let mut resp: bindings::ib_uverbs_qp_attr = Default::default();
         // SAFETY: the device of the id is valid (rdma_init_qp_attr succeeded
-        // only for a bound id); `resp` and `attr` are valid.
-        unsafe { bindings::ib_copy_qp_attr_to_user(self.cm().device, &mut resp, &mut attr) };
-        resp.qp_attr_mask = mask as u32;
-        // SAFETY: `ib_uverbs_qp_attr` is a uapi struct of integers without
-        // padding, fully initialised (zeroed, then filled).
-        Ok(unsafe {
-            core::mem::transmute::<bindings::ib_uverbs_qp_attr, [u8; UVERBS_QP_ATTR_SIZE]>(resp)
-        })
+        // only for a bound id); `out.0` and `attr` are valid.
+        unsafe { bindings::ib_copy_qp_attr_to_user(self.cm().device, &mut out.0, &mut attr) };
+        out.0.qp_attr_mask = mask as u32;
+        Ok(())
     }
 
     /// `rdma_notify()`.
