@@ -574,12 +574,49 @@ const BATCH_MAX_BYTES: u32 = 60 * 1024;
 ///
 /// `head`, if any, is a packet charged to an owner, carrying
 /// `packets` packets (itself and those appended to it), `bytes` in all
-/// (IP headers on), none with a longer UDP payload than its own.
+/// (IP headers on), none with a longer UDP payload than its own; `flow`,
+/// `ip_hlen` and `max_payload` are the head's (its flow's bytes, IP
+/// header length and UDP payload length), read once when it came.
 #[derive(Default)]
 pub struct TxBatch {
     head: Option<TxPacket>,
     packets: u32,
     bytes: u32,
+    flow: FlowKey,
+    ip_hlen: usize,
+    max_payload: u32,
+}
+
+/// A flow's bytes ([`TxPacket::flow`]): 12 (IPv4) or 36 (IPv6).
+struct FlowKey {
+    bytes: [u8; 36],
+    len: usize,
+}
+
+impl Default for FlowKey {
+    fn default() -> Self {
+        Self::NONE
+    }
+}
+
+impl FlowKey {
+    const NONE: Self = Self {
+        bytes: [0; 36],
+        len: 0,
+    };
+
+    fn of(flow: &[u8]) -> Self {
+        let mut key = Self::NONE;
+        if let Some(d) = key.bytes.get_mut(..flow.len()) {
+            d.copy_from_slice(flow);
+            key.len = flow.len();
+        }
+        key
+    }
+
+    fn get(&self) -> &[u8] {
+        self.bytes.get(..self.len).unwrap_or(&[])
+    }
 }
 
 /// Whether two packets' flows ([`TxPacket::flow`]) are the same, compared
@@ -605,6 +642,9 @@ impl TxBatch {
             head: None,
             packets: 0,
             bytes: 0,
+            flow: FlowKey::NONE,
+            ip_hlen: 0,
+            max_payload: 0,
         }
     }
 
@@ -614,13 +654,11 @@ impl TxBatch {
     /// it, with room left.
     #[inline]
     pub fn takes(&self, pkt: &TxPacket) -> bool {
-        let Some(head) = &self.head else {
-            return false;
-        };
-        !pkt.owned
-            && pkt.ip_hlen == head.ip_hlen
-            && same_flow(pkt.flow(), head.flow())
-            && pkt.udp_payload_len() <= head.udp_payload_len()
+        self.head.is_some()
+            && !pkt.owned
+            && pkt.ip_hlen == self.ip_hlen
+            && same_flow(pkt.flow(), self.flow.get())
+            && pkt.udp_payload_len() <= self.max_payload
             && self.packets < BATCH_MAX_PACKETS
             && self.bytes.saturating_add(pkt.skb.len()) <= BATCH_MAX_BYTES
     }
@@ -666,9 +704,13 @@ impl TxBatch {
         if self.head.is_some() || !pkt.owned {
             return Err(pkt);
         }
-        // INVARIANT: an owned packet, one packet.
+        // INVARIANT: an owned packet, one packet, its flow, header and
+        // payload lengths.
         self.packets = 1;
         self.bytes = pkt.skb.len();
+        self.flow = FlowKey::of(pkt.flow());
+        self.ip_hlen = pkt.ip_hlen;
+        self.max_payload = pkt.udp_payload_len();
         self.head = Some(pkt);
         Ok(())
     }
