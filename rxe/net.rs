@@ -222,42 +222,47 @@ pub(crate) struct Dest {
     pub(crate) hop_limit: u8,
 }
 
+/// The sending side of a packet: its QP's UDP source port and socket,
+/// and whether it keeps its route.
+pub(crate) struct Origin<'a, O: TxOwner> {
+    /// UDP source port.
+    pub(crate) sport: u16,
+    /// A connected QP's packets: the route is the one kept in `socket`
+    /// while it is valid (`rxe_find_route`).
+    pub(crate) keep_route: bool,
+    /// The QP's socket, which the skb is charged to, with that QP.
+    pub(crate) socket: &'a TxSocket<O>,
+    /// The QP.
+    pub(crate) owner: ArcBorrow<'a, O>,
+}
+
 /// Sends one RoCE v2 packet of `paylen` bytes (BTH to ICRC) from `dev` to
-/// `dest`, UDP source port `sport`: `build` writes the packet but its ICRC
-/// and returns its opcode's table entry (the layout it was built with),
-/// then the route is looked up, the UDP and IP headers pushed, the ICRC
-/// computed over them (`rxe_icrc_generate`), the skb charged to `owner`
-/// (its QP's socket, with that QP), and the packet sent from the netdev of
-/// the source GID (port 1's, or an upper device of it such as a VLAN
-/// device, as the C driver's `rxe_init_packet`), or looped back to this
-/// device's receive path when `dest`'s MAC is the netdev's own
-/// (`rxe_loopback`). Counts `sent_pkts`
+/// `dest`, on behalf of `from`: `build` writes the packet but its ICRC and
+/// returns its opcode's table entry (the layout it was built with), then
+/// the route is looked up, the UDP and IP headers pushed, the ICRC
+/// computed over them (`rxe_icrc_generate`), the skb charged to `from`'s
+/// socket, and the packet sent from the netdev of the source GID (port
+/// 1's, or an upper device of it such as a VLAN device, as the C driver's
+/// `rxe_init_packet`), or looped back to this device's receive path when
+/// `dest`'s MAC is the netdev's own (`rxe_loopback`). Counts `sent_pkts`
 /// and `sent_bytes` (IP and UDP headers included, as the C driver), or
-/// `send_err` if the IP layer refuses it. With `keep_route` (a connected QP's
-/// packets) the route is the one kept in `owner`'s socket while it is
-/// valid (`rxe_find_route`).
+/// `send_err` if the IP layer refuses it.
 ///
 /// With a `batch` (a connected QP's task call: the requester's packets,
 /// the responder's), the packet joins the packets held there, or, if it
 /// cannot (longer than the first, full), they are sent and it starts the
-/// next batch; [`flush`] sends what is held, and counts it. A looped-back packet is never held (what is held is sent
-/// first).
+/// next batch; [`flush`] sends what is held, and counts it. A looped-back
+/// packet is never held (what is held is sent first).
 ///
 /// Errors: `ENODEV` without a source GID or its netdev, `ENOMEM` without an
 /// skb, `EHOSTUNREACH` without a route, `EINVAL` if the packet is shorter
 /// than its opcode's headers and ICRC, `build`'s own; `EIO` if the IP layer
 /// refused it (not seen for a packet held in a batch: [`flush`] counts it).
-#[expect(
-    clippy::too_many_arguments,
-    reason = "a packet's addressing, its owner and its batch"
-)]
 pub(crate) fn send<O: TxOwner>(
     dev: &Device<Rxe>,
     dest: &Dest,
-    sport: u16,
+    from: Origin<'_, O>,
     paylen: u32,
-    keep_route: bool,
-    (owner, owner_ref): (&TxSocket<O>, ArcBorrow<'_, O>),
     mut batch: Option<&mut TxBatch>,
     build: impl FnOnce(&mut [u8]) -> Result<&'static OpcodeInfo>,
 ) -> Result {
@@ -266,8 +271,8 @@ pub(crate) fn send<O: TxOwner>(
         .ok_or(ENODEV)?;
     let mut skb = TxSkb::alloc(&ndev, &dest.dst, paylen)?;
     let info = build(skb.payload_mut())?;
-    let route = if keep_route {
-        owner.route(&ndev, &dest.src, &dest.dst)?
+    let route = if from.keep_route {
+        from.socket.route(&ndev, &dest.src, &dest.dst)?
     } else {
         Route::output(&ndev, &dest.src, &dest.dst)?
     };
@@ -275,7 +280,7 @@ pub(crate) fn send<O: TxOwner>(
         route,
         &dest.src,
         &dest.dst,
-        sport,
+        from.sport,
         ROCE_V2_UDP_DPORT,
         dest.tclass,
         dest.hop_limit,
@@ -297,7 +302,7 @@ pub(crate) fn send<O: TxOwner>(
     }
     if let Some(b) = batch.as_deref_mut() {
         if joins {
-            match b.add(pkt, &*owner_ref) {
+            match b.add(pkt, &*from.owner) {
                 Ok(()) => return Ok(()),
                 Err(p) => pkt = p,
             }
@@ -305,7 +310,7 @@ pub(crate) fn send<O: TxOwner>(
         // What is held leaves before this packet.
         flush(dev, b);
     }
-    pkt.set_owner(owner, owner_ref)?;
+    pkt.set_owner(from.socket, from.owner)?;
     if looped {
         return loop_back(dev, &ndev, pkt, paylen, dest);
     }

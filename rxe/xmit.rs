@@ -92,19 +92,16 @@ pub(crate) fn xmit(
     // Charged to the QP (`rxe_send`, `rxe_loopback`) until the network
     // stack frees it; a destroyed QP has no socket and sends nothing.
     let tx = qp.tx_socket();
-    net::send(
-        dev,
-        dest,
-        qp.src_port(),
-        paylen,
-        qp.keeps_route(),
-        (tx.as_ref().ok_or(EINVAL)?, qp.as_arc_borrow()),
-        batch,
-        |buf| {
-            let mut pkt = PacketMut::new(buf, layout, bth).map_err(|_| EINVAL)?;
-            headers(&mut pkt).map_err(|_| EINVAL)?;
-            fill(pkt.payload_mut())?;
-            Ok(layout.info())
-        },
-    )
+    let from = net::Origin {
+        sport: qp.src_port(),
+        keep_route: qp.keeps_route(),
+        socket: tx.as_ref().ok_or(EINVAL)?,
+        owner: qp.as_arc_borrow(),
+    };
+    net::send(dev, dest, from, paylen, batch, |buf| {
+        let mut pkt = PacketMut::new(buf, layout, bth).map_err(|_| EINVAL)?;
+        headers(&mut pkt).map_err(|_| EINVAL)?;
+        fill(pkt.payload_mut())?;
+        Ok(layout.info())
+    })
 }
