@@ -525,13 +525,14 @@ pub(crate) fn encode_query_path(out: &mut [u8], num_paths: u32, packed: &[[u8; 6
     len
 }
 
-/// The connection parameters of CONNECT/ACCEPT (`struct
-/// rdma_ucm_conn_param`).
+/// `struct rdma_ucm_conn_param`: of CONNECT/ACCEPT with the private data
+/// in a buffer of its own (`P` the default), or of an event with it
+/// borrowed from the CM's event until it is encoded ([`EventConn`]).
 #[derive(Clone, Copy)]
-pub(crate) struct ConnParam {
+pub(crate) struct ConnParam<P = [u8; MAX_PRIVATE_DATA]> {
     pub(crate) qp_num: u32,
     pub(crate) qkey: u32,
-    pub(crate) private_data: [u8; MAX_PRIVATE_DATA],
+    pub(crate) private_data: P,
     pub(crate) private_data_len: u8,
     pub(crate) srq: u8,
     pub(crate) responder_resources: u8,
@@ -739,21 +740,8 @@ pub(crate) fn encode_u32(v: u32) -> [u8; 4] {
     v.to_ne_bytes()
 }
 
-/// The connection parameters of an event (`struct rdma_ucm_conn_param`),
-/// the private data borrowed from the CM's event until it is encoded.
-#[derive(Clone, Copy)]
-pub(crate) struct EventConn<'a> {
-    pub(crate) qp_num: u32,
-    pub(crate) qkey: u32,
-    pub(crate) private_data: &'a [u8],
-    pub(crate) private_data_len: u8,
-    pub(crate) srq: u8,
-    pub(crate) responder_resources: u8,
-    pub(crate) initiator_depth: u8,
-    pub(crate) flow_control: u8,
-    pub(crate) retry_count: u8,
-    pub(crate) rnr_retry_count: u8,
-}
+/// The connection parameters of an event.
+pub(crate) type EventConn<'a> = ConnParam<&'a [u8]>;
 
 impl EventConn<'_> {
     fn encode(&self, w: &mut Wr<'_>, o: usize) {
@@ -1069,6 +1057,7 @@ mod tests {
             flow_control: 4,
             retry_count: 5,
             rnr_retry_count: 6,
+            valid: 0,
         };
         let e = EventResp {
             uid: 1,

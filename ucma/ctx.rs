@@ -170,6 +170,7 @@ impl Ctx {
                     flow_control: c.flow_control,
                     retry_count: c.retry_count,
                     rnr_retry_count: c.rnr_retry_count,
+                    valid: 0,
                 }),
                 cm::EventParam::Ud(u) => EventParam::Ud(abi::UdParam {
                     qp_num: u.qp_num,

@@ -44,7 +44,7 @@ const _: () = {
     assert!(size_of::<bindings::rdma_ucm_query_addr_resp>() == abi::QueryAddrResp::SIZE);
     assert!(size_of::<bindings::rdma_ucm_query_path_resp>() == abi::QUERY_PATH_RESP_HDR);
     assert!(size_of::<bindings::ib_path_rec_data>() == abi::PATH_REC_DATA_SIZE);
-    assert!(size_of::<bindings::rdma_ucm_conn_param>() == abi::ConnParam::SIZE);
+    assert!(size_of::<bindings::rdma_ucm_conn_param>() == <abi::ConnParam>::SIZE);
     assert!(size_of::<bindings::rdma_ucm_connect>() == abi::Connect::SIZE);
     assert!(size_of::<bindings::rdma_ucm_accept>() == abi::Connect::ACCEPT_SIZE);
     assert!(size_of::<bindings::rdma_ucm_reject>() == abi::Reject::SIZE);

@@ -108,11 +108,13 @@ impl SockAddr {
     }
 }
 
-/// Connection parameters of CONNECT and ACCEPT (an event's are [`EventConn`]).
+/// Connection parameters: of CONNECT and ACCEPT with their private data
+/// in a buffer of its own (`P` the default), or of an event with it
+/// borrowed from the C event ([`EventConn`]).
 #[derive(Clone, Copy)]
-pub struct ConnParam {
+pub struct ConnParam<P = [u8; MAX_PRIVATE_DATA]> {
     /// Private data; only the first `private_data_len` bytes count.
-    pub private_data: [u8; MAX_PRIVATE_DATA],
+    pub private_data: P,
     /// Length of the private data.
     pub private_data_len: u8,
     /// Responder resources.
@@ -133,33 +135,11 @@ pub struct ConnParam {
     pub qkey: u32,
 }
 
-/// Connection parameters of an event, the private data borrowed from the C
-/// event (valid for the handler call): copied once, where the consumer keeps
+/// Connection parameters of an event, the private data (the CM's
+/// `private_data_len` bytes, empty if it gave none) borrowed from the C
+/// event, valid for the handler call: copied once, where the consumer keeps
 /// it, as the C module copies it once into its event.
-#[derive(Clone, Copy)]
-pub struct EventConn<'a> {
-    /// Private data: the CM's `private_data_len` bytes (empty if it gave
-    /// none).
-    pub private_data: &'a [u8],
-    /// Length of the private data, as the CM reports it.
-    pub private_data_len: u8,
-    /// Responder resources.
-    pub responder_resources: u8,
-    /// Initiator depth.
-    pub initiator_depth: u8,
-    /// Flow control.
-    pub flow_control: u8,
-    /// Retry count.
-    pub retry_count: u8,
-    /// RNR retry count.
-    pub rnr_retry_count: u8,
-    /// Whether the QP uses an SRQ.
-    pub srq: u8,
-    /// QP number.
-    pub qp_num: u32,
-    /// Q_Key (AF_IB only).
-    pub qkey: u32,
-}
+pub type EventConn<'a> = ConnParam<&'a [u8]>;
 
 /// UD parameters of an event, the private data borrowed as in
 /// [`EventConn`].

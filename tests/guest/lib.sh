@@ -45,6 +45,18 @@ await() {
 	done
 }
 
+# serve SYNCFILE COMMAND...: starts COMMAND, a server that creates
+# SYNCFILE.listening once it listens, in the background (its pid in
+# $SERVER), waits up to 10 s for that and notifies "ready".
+serve() {
+	local sync=$1
+	shift
+	"$@" &
+	SERVER=$!
+	for _ in $(seq 50); do [ -e "$sync.listening" ] && break; nap 0.2; done
+	notify ready
+}
+
 # barrier NAME [SECONDS]: both guests reach NAME before either goes on.
 barrier() { notify "$1"; await "$1" "${2:-}"; }
 

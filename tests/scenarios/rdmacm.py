@@ -68,3 +68,15 @@ def conn_param(qp_num, data=None):
     initiator depth 0, retries 7, qp_num."""
     ptr, n = (ctypes.addressof(data), len(data.raw)) if data is not None else (0, 0)
     return struct.pack("=QBBBBBBBxI", ptr, n, 0, 0, 0, 7, 7, 0, qp_num)
+
+
+def listen(ip, port, backlog, sync):
+    """A channel and an id listening on ip:port; SYNC.listening is created
+    once it listens (the scenario's shell waits for it: tests/guest/lib.sh
+    serve)."""
+    ch, fd = channel()
+    lid = new_id(ch)
+    assert cm.rdma_bind_addr(lid, sin(ip, port)) == 0, "bind"
+    assert cm.rdma_listen(lid, backlog) == 0, "listen"
+    open(sync + ".listening", "w").close()
+    return ch, fd, lid

@@ -11,11 +11,7 @@ from rdmacm import *
 
 
 def server(ip, port, sync):
-    ch, fd = channel()
-    lid = new_id(ch)
-    assert cm.rdma_bind_addr(lid, sin(ip, port)) == 0, "bind"
-    assert cm.rdma_listen(lid, 2) == 0, "listen"
-    open(sync + ".listening", "w").close()
+    ch, fd, _ = listen(ip, port, 2, sync)
     t = time.time() + 200
     while not os.path.exists(sync) and time.time() < t:
         time.sleep(0.2)

@@ -5,13 +5,10 @@
 port=20079
 py="$RRXE_REPO/tests/scenarios/ucma_backlog.py"
 if [ "$ROLE" = a ]; then
-	python3 "$py" server "$MYIP" $port "$SYNC/$SCENARIO.clientdone" &
-	srv=$!
-	for _ in $(seq 50); do [ -e "$SYNC/$SCENARIO.clientdone.listening" ] && break; sleep 0.2; done
-	notify ready
+	serve "$SYNC/$SCENARIO.clientdone" python3 "$py" server "$MYIP" $port "$SYNC/$SCENARIO.clientdone"
 	await done 200
 	: >"$SYNC/$SCENARIO.clientdone"
-	wait $srv
+	wait $SERVER
 else
 	[ "$PEERSET" = ucma ] || [ "$PEERSET" = rust ] || [ "$PEERSET" = full ] || { await ready 60; notify done; exit $KSFT_SKIP; }
 	await ready 60 || exit 1

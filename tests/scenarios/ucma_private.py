@@ -39,11 +39,7 @@ def next_event(ch, timeout):
 
 
 def server(ip, port, sync):
-    ch, fd = channel()
-    lid = new_id(ch)
-    assert cm.rdma_bind_addr(lid, sin(ip, port)) == 0, "bind"
-    assert cm.rdma_listen(lid, 4) == 0, "listen"
-    open(sync + ".listening", "w").close()
+    ch, fd, _ = listen(ip, port, 4, sync)
     os.set_blocking(fd, False)
     bad = 0
     e = next_event(ch, 60)

@@ -5,11 +5,8 @@
 port=20081
 py="$RRXE_REPO/tests/scenarios/ucma_private.py"
 if [ "$ROLE" = a ]; then
-	python3 "$py" server "$MYIP" $port "$SYNC/$SCENARIO.srv" &
-	srv=$!
-	for _ in $(seq 50); do [ -e "$SYNC/$SCENARIO.srv.listening" ] && break; sleep 0.2; done
-	notify ready
-	wait $srv; rc=$?
+	serve "$SYNC/$SCENARIO.srv" python3 "$py" server "$MYIP" $port "$SYNC/$SCENARIO.srv"
+	wait $SERVER; rc=$?
 	notify done
 	exit $rc
 else
