@@ -411,14 +411,6 @@ impl QueryAddrResp {
     pub(crate) const SIZE: usize = 280;
     /// The shortest response buffer accepted (`offsetof(.., ibdev_index)`).
     pub(crate) const MIN_OUT: usize = 272;
-    /// The response in a new buffer (the tests').
-    #[cfg(test)]
-    pub(crate) fn encode(&self) -> [u8; Self::SIZE] {
-        let mut b = [0u8; Self::SIZE];
-        self.encode_into(&mut b);
-        b
-    }
-
     /// Writes the response into `b`, which must be zeroed (the room of
     /// the addresses beyond their sizes stays zero).
     pub(crate) fn encode_into(&self, b: &mut [u8; Self::SIZE]) {
@@ -468,14 +460,6 @@ impl QueryRouteResp {
     pub(crate) const SIZE: usize = 208;
     /// The shortest response buffer accepted (`offsetof(.., ibdev_index)`).
     pub(crate) const MIN_OUT: usize = 200;
-    /// The response in a new buffer (the tests').
-    #[cfg(test)]
-    pub(crate) fn encode(&self) -> [u8; Self::SIZE] {
-        let mut b = [0u8; Self::SIZE];
-        self.encode_into(&mut b);
-        b
-    }
-
     /// Writes the response into `b`, which must be zeroed.
     pub(crate) fn encode_into(&self, b: &mut [u8; Self::SIZE]) {
         let mut w = Wr(b);
@@ -807,14 +791,6 @@ impl EventResp<'_> {
     /// Old 32-bit libraries do not send the trailing reserved word and ECE.
     pub(crate) const MIN_OUT: usize = EVENT_RESP_SIZE - 4 - 8;
 
-    /// The response in a new buffer (the tests').
-    #[cfg(test)]
-    pub(crate) fn encode(&self) -> [u8; EVENT_RESP_SIZE] {
-        let mut b = [0u8; EVENT_RESP_SIZE];
-        self.encode_into(&mut b);
-        b
-    }
-
     /// Writes the response into `b`, which must be zeroed: only the
     /// private data's length is copied, the rest of its room stays zero.
     pub(crate) fn encode_into(&self, b: &mut [u8; EVENT_RESP_SIZE]) {
@@ -956,6 +932,13 @@ command! {
 mod tests {
     use super::*;
 
+    /// A response `encode_into` writes into a new zeroed buffer.
+    fn encoded<const N: usize>(encode_into: impl FnOnce(&mut [u8; N])) -> [u8; N] {
+        let mut b = [0u8; N];
+        encode_into(&mut b);
+        b
+    }
+
     fn in6(family: u16) -> [u8; SOCKADDR_IN6_SIZE] {
         let mut a = [0u8; SOCKADDR_IN6_SIZE];
         a[..2].copy_from_slice(&family.to_ne_bytes());
@@ -1059,18 +1042,20 @@ mod tests {
             rnr_retry_count: 6,
             valid: 0,
         };
-        let e = EventResp {
-            uid: 1,
-            id: 2,
-            event: 9,
-            status: -110,
-            param: EventParam::Conn(c),
-            ece: Ece {
-                vendor_id: 0x15b3,
-                attr_mod: 7,
-            },
-        }
-        .encode();
+        let e = encoded(|b| {
+            EventResp {
+                uid: 1,
+                id: 2,
+                event: 9,
+                status: -110,
+                param: EventParam::Conn(c),
+                ece: Ece {
+                    vendor_id: 0x15b3,
+                    attr_mod: 7,
+                },
+            }
+            .encode_into(b)
+        });
         assert_eq!(&e[..8], &1u64.to_ne_bytes());
         assert_eq!(&e[8..12], &2u32.to_ne_bytes());
         assert_eq!(&e[16..20], &(-110i32).to_ne_bytes());
@@ -1206,15 +1191,17 @@ mod tests {
         b[16..24].copy_from_slice(&0x1122u64.to_ne_bytes());
         let w = WriteCmEvent::decode(&b).unwrap();
         assert_eq!(w.arg, 0x1122);
-        let e = EventResp {
-            uid: 1,
-            id: 0,
-            event: w.event,
-            status: 0,
-            param: EventParam::Arg(w.arg),
-            ece: Ece::default(),
-        }
-        .encode();
+        let e = encoded(|b| {
+            EventResp {
+                uid: 1,
+                id: 0,
+                event: w.event,
+                status: 0,
+                param: EventParam::Arg(w.arg),
+                ece: Ece::default(),
+            }
+            .encode_into(b)
+        });
         assert_eq!(&e[20..28], &0x1122u64.to_ne_bytes());
         b[8] = 3;
         assert!(WriteCmEvent::decode(&b).is_none());
@@ -1228,23 +1215,61 @@ mod tests {
     }
 
     #[test]
+    fn query_route_layout() {
+        // AF_INET: a sockaddr_in's 16 bytes copied; AF_INET6: 28.
+        let mut src = [0u8; SOCKADDR_STORAGE_SIZE];
+        src[..2].copy_from_slice(&AF_INET.to_ne_bytes());
+        src[15] = 7;
+        src[16] = 9; // beyond a sockaddr_in: not copied
+        let mut dst = [0u8; SOCKADDR_STORAGE_SIZE];
+        dst[..SOCKADDR_IN6_SIZE].copy_from_slice(&in6(AF_INET6));
+        dst[27] = 8;
+        let mut ib_route = [[0u8; USER_PATH_REC_SIZE]; 2];
+        ib_route[0][0] = 1;
+        ib_route[1][63] = 2;
+        let r = encoded(|b| {
+            QueryRouteResp {
+                dev: Some(DevInfo {
+                    node_guid: 5,
+                    ibdev_index: 3,
+                    port_num: 1,
+                    pkey_be: 0xffff,
+                }),
+                ib_route,
+                src,
+                dst,
+                num_paths: 1,
+            }
+            .encode_into(b)
+        });
+        assert_eq!(&r[..8], &5u64.to_ne_bytes());
+        assert_eq!((r[8], r[8 + 2 * USER_PATH_REC_SIZE - 1]), (1, 2));
+        assert_eq!((r[136 + 15], r[136 + 16]), (7, 0));
+        assert_eq!(r[164 + 27], 8);
+        assert_eq!(&r[192..196], &1u32.to_ne_bytes());
+        assert_eq!((r[196], &r[200..204]), (1, &3u32.to_ne_bytes()[..]));
+    }
+
+    #[test]
     fn query_addr_layout() {
         let mut src = [0u8; SOCKADDR_STORAGE_SIZE];
         src[0] = 2;
         src[100] = 9; // beyond src_size: not copied
-        let r = QueryAddrResp {
-            dev: Some(DevInfo {
-                node_guid: 5,
-                ibdev_index: 3,
-                port_num: 1,
-                pkey_be: 0xffff,
-            }),
-            src,
-            src_size: 16,
-            dst: [0; SOCKADDR_STORAGE_SIZE],
-            dst_size: 0,
-        }
-        .encode();
+        let r = encoded(|b| {
+            QueryAddrResp {
+                dev: Some(DevInfo {
+                    node_guid: 5,
+                    ibdev_index: 3,
+                    port_num: 1,
+                    pkey_be: 0xffff,
+                }),
+                src,
+                src_size: 16,
+                dst: [0; SOCKADDR_STORAGE_SIZE],
+                dst_size: 0,
+            }
+            .encode_into(b)
+        });
         assert_eq!(r[8], 1);
         assert_eq!(r[16], 2);
         assert_eq!(r[116], 0);
