@@ -88,8 +88,8 @@ impl SockAddr {
         self.0.as_mut_ptr().cast()
     }
 
-    fn family(&self) -> u16 {
-        u16::from_ne_bytes([self.0[0], self.0[1]])
+    fn as_ptr(&self) -> *const bindings::sockaddr {
+        self.0.as_ptr().cast()
     }
 
     /// Copies a C `sockaddr_storage`.
@@ -476,6 +476,14 @@ impl<T: CmHandler> CmId<T> {
         SockAddr::from_storage(&self.cm().route.addr.src_addr)
     }
 
+    /// The source address's family (without copying the address).
+    fn src_family(&self) -> u16 {
+        let storage = core::ptr::from_ref(&self.cm().route.addr.src_addr);
+        // SAFETY: a `sockaddr_storage` begins with its 2-byte family and is
+        // aligned for it; the live id's route is readable.
+        unsafe { storage.cast::<u16>().read() }
+    }
+
     /// The destination address.
     pub fn dst_addr(&self) -> SockAddr {
         SockAddr::from_storage(&self.cm().route.addr.dst_addr)
@@ -713,12 +721,13 @@ impl<T: CmHandler> CmId<T> {
         dst: &SockAddr,
         timeout_ms: u32,
     ) -> Result {
+        // The source is copied (the C function takes it as mutable), the
+        // destination is not (`const`).
         let mut s = src.copied();
-        let mut d = *dst;
         let sp = s.as_mut().map_or(core::ptr::null_mut(), |a| a.as_mut_ptr());
         // SAFETY: live id and valid (or NULL) addresses.
         to_result(unsafe {
-            bindings::rdma_resolve_addr(self.raw(), sp, d.as_mut_ptr(), ms(timeout_ms))
+            bindings::rdma_resolve_addr(self.raw(), sp, dst.as_ptr(), ms(timeout_ms))
         })
     }
 
@@ -729,7 +738,7 @@ impl<T: CmHandler> CmId<T> {
     }
 
     fn c_conn_param(&self, p: &ConnParam) -> bindings::rdma_conn_param {
-        let af_ib = self.src_addr().family() == AF_IB;
+        let af_ib = self.src_family() == AF_IB;
         bindings::rdma_conn_param {
             private_data: p.private_data.as_ptr().cast(),
             private_data_len: p.private_data_len,
