@@ -5,7 +5,7 @@ server MYIP PORT SYNCFILE: listen with backlog 2, read no event until
 SYNCFILE exists, then count the connection requests (expects 2).
 client PEERIP PORT N: N connects at once; all but 2 must be REJECTED
 promptly (this module rejects beyond the backlog; the C one stays silent)."""
-import os, sys, time
+import ctypes, os, sys, time
 
 from rdmacm import *
 
@@ -22,7 +22,7 @@ def server(ip, port, sync):
         if e is None:
             break
         print("server event", EV.get(e[1], e[1]), e[2])
-        if e[1] == 4:
+        if e[1] == CONNECT_REQUEST:
             reqs += 1
     print("connection requests queued:", reqs)
     return 0 if reqs == 2 else 1
@@ -35,10 +35,10 @@ def client(ip, port, n):
         i = new_id(ch)
         assert cm.rdma_resolve_addr(i, None, sin(ip, port), 2000) == 0
         e = get_event(ch)
-        assert e and e[1] == 0, "addr %r" % (e,)
+        assert e and e[1] == ADDR_RESOLVED, "addr %r" % (e,)
         assert cm.rdma_resolve_route(i, 2000) == 0
         e = get_event(ch)
-        assert e and e[1] == 2, "route %r" % (e,)
+        assert e and e[1] == ROUTE_RESOLVED, "route %r" % (e,)
         ids.append(i)
     start = time.time()
     for k, i in enumerate(ids):
@@ -54,7 +54,7 @@ def client(ip, port, n):
             continue
         print("client event %s status %d after %.2fs" % (EV.get(e[1], e[1]), e[2], time.time() - start))
         # Rejected by the listener's module, reason consumer defined (28).
-        if e[1] == 8 and e[2] == 28:
+        if e[1] == REJECTED and e[2] == 28:
             rejected += 1
     took = time.time() - start
     print("rejected %d of %d in %.2fs" % (rejected, n, took))
