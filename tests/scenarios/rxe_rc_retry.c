@@ -11,25 +11,23 @@
  *     nothing answers (timeout 12, retry_cnt 2): IB_WC_RETRY_EXC_ERR.
  * The QP numbers and GIDs go over TCP (port 18600).
  *
- * With "lossy" (port 18601), the loss check instead: a pingpong of
- * LOSSY_ITERS 3000-byte SENDs each way over one RC QP as
- * ibv_rc_pingpong -s 3000 -n 50 --chk -m 1024 sets it up (timeout 14,
+ * With "lossy", the loss check instead: a pingpong of ITERS SENDs of SIZE
+ * bytes each way over one RC QP (50 of 3000 by default, TCP port 18601) as
+ * ibv_rc_pingpong -s SIZE -n ITERS --chk -m 1024 sets it up (timeout 14,
  * retry_cnt 7, rnr_retry 7), each message's data checked, while the script
- * drops packets with netem. Unlike ibv_rc_pingpong, neither side destroys
+ * impairs the link with netem (rxe_rc_retry.sh, rxe_rc_netem.sh). Unlike ibv_rc_pingpong, neither side destroys
  * its QP before the other has all its completions (a byte each way over
  * TCP at the end): the last message's ACK may be lost too, and only the
  * peer's live QP, answering the retransmitted request, recovers that.
  *
- * Usage: rxe_rc_retry DEV GID_INDEX server|client PEER_IP [lossy]
+ * Usage: rxe_rc_retry DEV GID_INDEX server|client PEER_IP [lossy [SIZE ITERS PORT]]
  */
 #include "verbs_common.h"
 
 #define PORT 18600
 #define LEN 64
 #define NO_SUCH_QPN 0xfffe00
-#define LOSSY_PORT 18601
-#define LOSSY_LEN 3000
-#define LOSSY_ITERS 50
+#define LOSSY_MAX_LEN 65536
 
 struct info {
 	uint32_t qpn[3];
@@ -41,6 +39,8 @@ static struct ibv_pd *pd;
 static struct ibv_mr *mr;
 static char buf[4096];
 static int gidx;
+/* The lossy pingpong's message size, iterations and TCP port. */
+static int lossy_len = 3000, lossy_iters = 50, lossy_port = 18601;
 
 static struct ibv_qp *create_qp(struct ibv_cq *cq)
 {
@@ -100,7 +100,7 @@ static char lossy_byte(int i, int it, int server)
 
 static void lossy_post_recv(struct ibv_qp *qp, char *p, struct ibv_mr *m)
 {
-	struct ibv_sge sge = { (uintptr_t)p, LOSSY_LEN, m->lkey };
+	struct ibv_sge sge = { (uintptr_t)p, lossy_len, m->lkey };
 	struct ibv_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad;
 
 	if (ibv_post_recv(qp, &wr, &bad))
@@ -109,7 +109,7 @@ static void lossy_post_recv(struct ibv_qp *qp, char *p, struct ibv_mr *m)
 
 static void lossy_post_send(struct ibv_qp *qp, char *p, struct ibv_mr *m)
 {
-	struct ibv_sge sge = { (uintptr_t)p, LOSSY_LEN, m->lkey };
+	struct ibv_sge sge = { (uintptr_t)p, lossy_len, m->lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = 2, .sg_list = &sge, .num_sge = 1,
 		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
@@ -137,10 +137,10 @@ static int lossy_check(const struct ibv_wc *wc, int wr_id, int it, int server,
 	}
 	if (wr_id != 1)
 		return 0;
-	for (i = 0; i < LOSSY_LEN; i++)
+	for (i = 0; i < lossy_len; i++)
 		if (rx[i] != lossy_byte(i, it, !server))
 			break;
-	if (wc->byte_len != LOSSY_LEN || i != LOSSY_LEN) {
+	if ((int)wc->byte_len != lossy_len || i != lossy_len) {
 		printf("FAIL lossy iteration %d: %u bytes, byte %d wrong\n",
 		       it, wc->byte_len, i);
 		return 1;
@@ -151,7 +151,7 @@ static int lossy_check(const struct ibv_wc *wc, int wr_id, int it, int server,
 /* The pingpong under loss (see the top); 0 when every message arrived. */
 static int lossy(int server, const char *peer)
 {
-	static char tx[LOSSY_LEN], rx[LOSSY_LEN];
+	static char tx[LOSSY_MAX_LEN], rx[LOSSY_MAX_LEN];
 	struct timespec t0, t1;
 	struct ibv_mr *tmr, *rmr;
 	struct ibv_cq *cq;
@@ -168,7 +168,7 @@ static int lossy(int server, const char *peer)
 	mine.qpn[0] = qp->qp_num;
 	if (ibv_query_gid(ctx, 1, gidx, &mine.gid))
 		die("query_gid");
-	s = tcp_exchange(server, peer, LOSSY_PORT, &mine, &theirs, sizeof(mine));
+	s = tcp_exchange(server, peer, lossy_port, &mine, &theirs, sizeof(mine));
 	connect_qp(qp, theirs.qpn[0], &theirs.gid, 1, 14, 7, 7);
 	/*
 	 * Each side's receive for a message is posted before the message the
@@ -186,12 +186,12 @@ static int lossy(int server, const char *peer)
 	 * as they come.
 	 */
 	if (!server) {
-		for (i = 0; i < LOSSY_LEN; i++)
+		for (i = 0; i < lossy_len; i++)
 			tx[i] = lossy_byte(i, 0, server);
 		lossy_post_send(qp, tx, tmr);
 		sent = 1;
 	}
-	while (!fail && (scnt < LOSSY_ITERS || rcnt < LOSSY_ITERS)) {
+	while (!fail && (scnt < lossy_iters || rcnt < lossy_iters)) {
 		struct ibv_wc wc = poll_one(cq, 30, "lossy pingpong");
 
 		if (wc.wr_id == 1) {
@@ -202,10 +202,10 @@ static int lossy(int server, const char *peer)
 			fail = lossy_check(&wc, 2, scnt, server, rx);
 			scnt++;
 		}
-		if (fail || sent == LOSSY_ITERS || scnt != sent ||
+		if (fail || sent == lossy_iters || scnt != sent ||
 		    rcnt != sent + server)
 			continue;
-		for (i = 0; i < LOSSY_LEN; i++)
+		for (i = 0; i < lossy_len; i++)
 			tx[i] = lossy_byte(i, sent, server);
 		lossy_post_send(qp, tx, tmr);
 		sent++;
@@ -218,7 +218,7 @@ static int lossy(int server, const char *peer)
 	close(s);
 	printf("lossy pingpong (%s): %d of %d iterations of %d bytes each way "
 	       "done, %ld ms\n", server ? "server" : "client", it,
-	       LOSSY_ITERS, LOSSY_LEN,
+	       lossy_iters, lossy_len,
 	       (t1.tv_sec - t0.tv_sec) * 1000 +
 	       (t1.tv_nsec - t0.tv_nsec) / 1000000);
 	ibv_destroy_qp(qp);
@@ -235,14 +235,21 @@ int main(int argc, char **argv)
 	struct info mine = {}, theirs;
 	int server, s, i, fail = 0;
 
-	if (argc != 5 && !(argc == 6 && !strcmp(argv[5], "lossy")))
-		die("usage: %s DEV GID_INDEX server|client PEER_IP [lossy]",
+	if (argc == 9) {
+		lossy_len = atoi(argv[6]);
+		lossy_iters = atoi(argv[7]);
+		lossy_port = atoi(argv[8]);
+	}
+	if ((argc != 5 && !((argc == 6 || argc == 9) && !strcmp(argv[5], "lossy"))) ||
+	    lossy_len < 1 || lossy_len > LOSSY_MAX_LEN || lossy_iters < 1 ||
+	    lossy_port < 1 || lossy_port > 65535)
+		die("usage: %s DEV GID_INDEX server|client PEER_IP [lossy [SIZE ITERS PORT]]",
 		    argv[0]);
 	gidx = atoi(argv[2]);
 	server = !strcmp(argv[3], "server");
 	ctx = open_device(argv[1]);
 	pd = ibv_alloc_pd(ctx);
-	if (pd && argc == 6) {
+	if (pd && argc > 5) {
 		fail = lossy(server, argv[4]);
 		ibv_dealloc_pd(pd);
 		ibv_close_device(ctx);
