@@ -8,16 +8,28 @@
  *   mem_slab_per1000_mr_kB      slab growth per 1000 4 KiB user MRs
  *   mem_vmalloc_per1000_mr_kB   vmalloc growth per 1000 MRs
  *   mem_percpu_per1000_{qp,mr}_kB  per-CPU memory growth (all CPUs' copies)
+ *   mem_slabobj_per1000_{qp,mr}_kB the slab objects' own bytes (objects in
+ *                               use times their size, /proc/slabinfo)
  *
  * Growth is read from /proc/meminfo (Slab, VmallocUsed, Percpu) around the creation,
  * so it includes everything the kernel allocates for the objects: the RDMA
- * core's share as well as the driver's.
+ * core's share as well as the driver's. The Slab growth counts pages, so it
+ * also moves with how full the caches' slabs were before; the objects'
+ * bytes do not (root only: -1 otherwise). Every slab cache is shrunk
+ * before each reading (shrink_slabs()).
  *
  * objmem DEVICE N -t also prints the median time of one call, in
  * microseconds (time_<verb>_us), of each of the four loops, for
  * tests/scenarios/bench_profile.sh (PROF_OP=objmem); the benchmark does not
  * ask for them.
+ *
+ * With OBJMEM_SLABINFO=PREFIX in the environment, /proc/slabinfo is also
+ * copied where the growth is read: PREFIX.qp.0 and PREFIX.qp.1 around the
+ * QPs' creation, PREFIX.mr.0 and PREFIX.mr.1 around the MRs', for
+ * tests/bench/slab-diff.py (which caches grew, by how many objects).
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,13 +59,58 @@ static long meminfo_kb(const char *key)
 /* What objects can take of the kernel's memory, in kB. */
 struct kmem {
 	long slab, vmalloc, percpu;
+	double slabobj;
 };
 
-static void kmem_read(struct kmem *m)
+/*
+ * The bytes of the slab objects in use, in kB: each cache's active
+ * objects times its object size (/proc/slabinfo, version 2.1); -1 if it
+ * cannot be read.
+ */
+static double slab_objects_kb(void)
+{
+	char line[512], name[128];
+	unsigned long active, total, size;
+	double kb = 0;
+	FILE *f = fopen("/proc/slabinfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%127s %lu %lu %lu", name, &active, &total, &size) == 4)
+			kb += (double)active * size / 1024;
+	fclose(f);
+	return kb;
+}
+
+/* With OBJMEM_SLABINFO=PREFIX: /proc/slabinfo copied to PREFIX.obj.k. */
+static void slabinfo_copy(const char *obj, int k)
+{
+	const char *prefix = getenv("OBJMEM_SLABINFO");
+	char path[4096], line[512];
+	FILE *in, *out;
+
+	if (!prefix)
+		return;
+	snprintf(path, sizeof(path), "%s.%s.%d", prefix, obj, k);
+	in = fopen("/proc/slabinfo", "r");
+	out = fopen(path, "w");
+	while (in && out && fgets(line, sizeof(line), in))
+		fputs(line, out);
+	if (in)
+		fclose(in);
+	if (out)
+		fclose(out);
+}
+
+/* The memory now; with OBJMEM_SLABINFO, slabinfo's copy k for obj. */
+static void kmem_read(struct kmem *m, const char *obj, int k)
 {
 	m->slab = meminfo_kb("Slab");
 	m->vmalloc = meminfo_kb("VmallocUsed");
 	m->percpu = meminfo_kb("Percpu");
+	m->slabobj = slab_objects_kb();
+	slabinfo_copy(obj, k);
 }
 
 /* The growth from a to b per 1000 of the n objects named obj. */
@@ -62,6 +119,8 @@ static void kmem_print(const char *obj, const struct kmem *a, const struct kmem 
 	printf("mem_slab_per1000_%s_kB %.1f\n", obj, (b->slab - a->slab) * 1000.0 / n);
 	printf("mem_vmalloc_per1000_%s_kB %.1f\n", obj, (b->vmalloc - a->vmalloc) * 1000.0 / n);
 	printf("mem_percpu_per1000_%s_kB %.1f\n", obj, (b->percpu - a->percpu) * 1000.0 / n);
+	if (a->slabobj >= 0 && b->slabobj >= 0)
+		printf("mem_slabobj_per1000_%s_kB %.1f\n", obj, (b->slabobj - a->slabobj) * 1000.0 / n);
 }
 
 /*
@@ -82,11 +141,44 @@ static void print_median(int timed, const char *name, double *t, int n,
 	printf("preempted_%s %.2f\n", name, (double)(r.ru_nivcsw - r0->ru_nivcsw) / n);
 }
 
+/*
+ * Has every slab cache give back its empty slabs and its CPUs' partial
+ * lists (SLUB's /sys/kernel/slab/<cache>/shrink; root only, skipped
+ * otherwise). Without it, what one run leaves in the caches serves the
+ * next: two sets measured one after the other in one boot, the second
+ * grew about 1 MB less per 1000 QPs whichever set it was (2026-12-06,
+ * Documentation/benchmarks.rst).
+ */
+static void shrink_slabs(void)
+{
+	DIR *d = opendir("/sys/kernel/slab");
+	struct dirent *e;
+	char path[512];
+
+	while (d && (e = readdir(d))) {
+		int fd;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", e->d_name);
+		fd = open(path, O_WRONLY);
+		if (fd < 0)
+			continue;
+		if (write(fd, "1", 1) < 0) {
+			/* A cache that cannot shrink keeps its slabs. */
+		}
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+}
+
 static void settle(void)
 {
 	/* Let deferred frees (RCU, work) finish before reading. */
 	sync();
 	usleep(300000);
+	shrink_slabs();
 }
 
 int main(int argc, char **argv)
@@ -122,7 +214,7 @@ int main(int argc, char **argv)
 	}
 
 	settle();
-	kmem_read(&m0);
+	kmem_read(&m0, "qp", 0);
 	getrusage(RUSAGE_SELF, &r0);
 	for (i = 0; i < n; i++) {
 		struct ibv_qp_init_attr a = {
@@ -139,7 +231,7 @@ int main(int argc, char **argv)
 		}
 	}
 	settle();
-	kmem_read(&m1);
+	kmem_read(&m1, "qp", 1);
 	kmem_print("qp", &m0, &m1, n);
 	print_median(timed, "create_qp", t, n, &r0);
 	getrusage(RUSAGE_SELF, &r0);
@@ -152,7 +244,7 @@ int main(int argc, char **argv)
 
 	memset(buf, 0, (size_t)n * 4096);
 	settle();
-	kmem_read(&m0);
+	kmem_read(&m0, "mr", 0);
 	getrusage(RUSAGE_SELF, &r0);
 	for (i = 0; i < n; i++) {
 		t0 = now_us();
@@ -166,7 +258,7 @@ int main(int argc, char **argv)
 		}
 	}
 	settle();
-	kmem_read(&m1);
+	kmem_read(&m1, "mr", 1);
 	kmem_print("mr", &m0, &m1, n);
 	print_median(timed, "reg_mr", t, n, &r0);
 	getrusage(RUSAGE_SELF, &r0);

@@ -23,7 +23,8 @@
 # a cost a cold cmtime pays in its steps); PROF_OP=objmem the creation and destruction of
 # PROF_ITERS QPs, then of as many MRs, on guest a alone (tests/bench/objmem
 # in BENCH_BIN, as scripts/bench.sh builds it, with each verb's median
-# time; guest b waits). Not part of any test set; run on the bench kernel
+# time and /proc/slabinfo around each loop, <set>.slab.{qp,mr}.{0,1}, for
+# tests/bench/slab-diff.py; guest b waits). Not part of any test set; run on the bench kernel
 # with the benchmark's clock:
 #   RRXE_GUEST_APPEND="tsc_early_khz=<host kHz>" tests/guest/run-pair.sh \
 #       RUNDIR "$KB" "$MOD" bench bench bench_profile
@@ -125,7 +126,10 @@ for SET in ${PROF_SETS:-c rust}; do
 		if [ "$ROLE" = a ]; then
 			# For a profiler on the host (tests/bench/perfmap.py record).
 			notify "ready.$TAG"
-			timeout 55 "${BENCH_BIN:-/nonexistent}/objmem" rxe0 "$ITERS" -t >"$OUT/$TAG.cli" 2>&1
+			# /proc/slabinfo around each loop too, for
+			# tests/bench/slab-diff.py ($TAG.slab.qp.0 ...).
+			OBJMEM_SLABINFO=$OUT/$TAG.slab \
+				timeout 55 "${BENCH_BIN:-/nonexistent}/objmem" rxe0 "$ITERS" -t >"$OUT/$TAG.cli" 2>&1
 			notify "done.$TAG"
 		else
 			await "done.$TAG" 90
