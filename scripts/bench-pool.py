@@ -24,6 +24,7 @@ import csv
 import math
 import os
 import re
+import signal
 import statistics
 import sys
 from collections import defaultdict
@@ -51,6 +52,7 @@ def met(ratio, better):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped to head
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", default="", help="only the rows whose metric matches this regex")
     ap.add_argument("runs", nargs="+", metavar="[LABEL=]DIR")

@@ -15,6 +15,7 @@ slab_nomerge to see every cache by its own name (otherwise caches of
 one size share one, named after the first).
 """
 import argparse
+import signal
 import sys
 
 PAGE = 4096
@@ -49,6 +50,7 @@ def growth(before, after):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped to head
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--per", type=float, default=1.0, help="divide by this many objects created")
     ap.add_argument("files", nargs="+", metavar="FILE")
