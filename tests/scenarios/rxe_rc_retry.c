@@ -15,10 +15,11 @@
  * bytes each way over one RC QP (50 of 3000 by default, TCP port 18601) as
  * ibv_rc_pingpong -s SIZE -n ITERS --chk -m 1024 sets it up (timeout 14,
  * retry_cnt 7, rnr_retry 7), each message's data checked, while the script
- * impairs the link with netem (rxe_rc_retry.sh, rxe_rc_netem.sh). Unlike ibv_rc_pingpong, neither side destroys
- * its QP before the other has all its completions (a byte each way over
- * TCP at the end): the last message's ACK may be lost too, and only the
- * peer's live QP, answering the retransmitted request, recovers that.
+ * impairs the link with netem (rxe_rc_retry.sh, rxe_rc_netem.sh). Unlike
+ * ibv_rc_pingpong, neither side destroys its QP before the other has all
+ * its completions (a byte each way over TCP at the end): the last
+ * message's ACK may be lost too, and only the peer's live QP, answering
+ * the retransmitted request, recovers that.
  *
  * Usage: rxe_rc_retry DEV GID_INDEX server|client PEER_IP [lossy [SIZE ITERS PORT]]
  */
