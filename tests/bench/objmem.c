@@ -15,8 +15,8 @@
  * so it includes everything the kernel allocates for the objects: the RDMA
  * core's share as well as the driver's. The Slab growth counts pages, so it
  * also moves with how full the caches' slabs were before; the objects'
- * bytes do not (root only: -1 otherwise). Every slab cache is shrunk
- * before each reading (shrink_slabs()).
+ * bytes do not (read by root only: not printed otherwise). Every slab
+ * cache is shrunk before each reading (shrink_slabs()).
  *
  * objmem DEVICE N -t also prints the median time of one call, in
  * microseconds (time_<verb>_us), of each of the four loops, for
