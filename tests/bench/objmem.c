@@ -65,42 +65,33 @@ struct kmem {
 /*
  * The bytes of the slab objects in use, in kB: each cache's active
  * objects times its object size (/proc/slabinfo, version 2.1); -1 if it
- * cannot be read.
+ * cannot be read. With OBJMEM_SLABINFO=PREFIX, the same reading is also
+ * copied to PREFIX.obj.k.
  */
-static double slab_objects_kb(void)
+static double slab_objects_kb(const char *obj, int k)
 {
-	char line[512], name[128];
+	const char *prefix = getenv("OBJMEM_SLABINFO");
+	char line[512], name[128], path[4096];
 	unsigned long active, total, size;
 	double kb = 0;
-	FILE *f = fopen("/proc/slabinfo", "r");
+	FILE *f = fopen("/proc/slabinfo", "r"), *copy = NULL;
 
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f))
+	if (prefix) {
+		snprintf(path, sizeof(path), "%s.%s.%d", prefix, obj, k);
+		copy = fopen(path, "w");
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (copy)
+			fputs(line, copy);
 		if (sscanf(line, "%127s %lu %lu %lu", name, &active, &total, &size) == 4)
 			kb += (double)active * size / 1024;
+	}
+	if (copy)
+		fclose(copy);
 	fclose(f);
 	return kb;
-}
-
-/* With OBJMEM_SLABINFO=PREFIX: /proc/slabinfo copied to PREFIX.obj.k. */
-static void slabinfo_copy(const char *obj, int k)
-{
-	const char *prefix = getenv("OBJMEM_SLABINFO");
-	char path[4096], line[512];
-	FILE *in, *out;
-
-	if (!prefix)
-		return;
-	snprintf(path, sizeof(path), "%s.%s.%d", prefix, obj, k);
-	in = fopen("/proc/slabinfo", "r");
-	out = fopen(path, "w");
-	while (in && out && fgets(line, sizeof(line), in))
-		fputs(line, out);
-	if (in)
-		fclose(in);
-	if (out)
-		fclose(out);
 }
 
 /* The memory now; with OBJMEM_SLABINFO, slabinfo's copy k for obj. */
@@ -109,8 +100,7 @@ static void kmem_read(struct kmem *m, const char *obj, int k)
 	m->slab = meminfo_kb("Slab");
 	m->vmalloc = meminfo_kb("VmallocUsed");
 	m->percpu = meminfo_kb("Percpu");
-	m->slabobj = slab_objects_kb();
-	slabinfo_copy(obj, k);
+	m->slabobj = slab_objects_kb(obj, k);
 }
 
 /* The growth from a to b per 1000 of the n objects named obj. */
