@@ -54,7 +54,7 @@ def client(ip, port, n):
             continue
         print("client event %s status %d after %.2fs" % (EV.get(e[1], e[1]), e[2], time.time() - start))
         # Rejected by the listener's module, reason consumer defined (28).
-        if e[1] == REJECTED and e[2] == 28:
+        if e[1] == REJECTED and e[2] == REJ_CONSUMER_DEFINED:
             rejected += 1
     took = time.time() - start
     print("rejected %d of %d in %.2fs" % (rejected, n, took))

@@ -86,7 +86,7 @@ def client(ip, port):
     bad += expect("CONNECT_RESPONSE", e[3], REP_DATA, REP_ROOM)
     assert cm.rdma_establish(i) == 0, "establish %d" % ctypes.get_errno()
     i, e = connect(ch, ip, port, 0x3333, b"again")
-    if not e or e[1] != REJECTED or e[2] != 28:
+    if not e or e[1] != REJECTED or e[2] != REJ_CONSUMER_DEFINED:
         print("not rejected by the consumer: %r" % (e,))
         return 1
     bad += expect("REJECTED", e[3], REJ_DATA, REJ_ROOM)
