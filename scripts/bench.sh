@@ -58,7 +58,7 @@ krel=$(ls "$KB/modinst/lib/modules")
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "host CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs"
 	echo "host load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-	echo "QEMU: $(qemu-system-x86_64 --version | head -n1), TCG, 1 vCPU and 2 GiB per guest"
+	echo "QEMU: $(qemu-system-x86_64 --version | head -n1), TCG${RRXE_QEMU_ACCEL:+ ($RRXE_QEMU_ACCEL)}, 1 vCPU and 2 GiB per guest"
 	echo "link: $link (a TCP connection on 127.0.0.1$([ "$link" = nodelay ] && echo ', TCP_NODELAY on both ends' || echo ", QEMU's listen=/connect=, Nagle on"))"
 	echo "guest kernel: $krel (bench config, $KB)"
 	echo "kernel build: $(grep -m1 '^CONFIG_CC_VERSION_TEXT=' "$KB/.config" | cut -d'"' -f2); $(grep -o '^CONFIG_CC_OPTIMIZE_FOR_[A-Z]*=y\|^CONFIG_RUST_INLINE_HELPERS=y\|^CONFIG_CRC_OPTIMIZATIONS=y' "$KB/.config" | tr '\n' ' ')"

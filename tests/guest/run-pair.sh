@@ -38,6 +38,10 @@ PLUGIN=${RRXE_QEMU_PLUGIN:-}
 # QEMU >= 8.1 with -perfmap (Documentation/benchmarks.rst, "The receive
 # WQE's copy, found from the host").
 QEMU=${RRXE_QEMU:-qemu-system-x86_64}
+# TCG's options (RRXE_QEMU_ACCEL=tcg,tb-size=4096: a translation buffer of
+# 4 GiB instead of QEMU's 1 GiB, flushed less often; benchmarks.rst).
+ACCEL=${RRXE_QEMU_ACCEL:-tcg}
+case $ACCEL in tcg|tcg,*) ;; *) die "RRXE_QEMU_ACCEL must be tcg[,OPTIONS], not '$ACCEL'" ;; esac
 read -r -a QEMU_ARGS <<<"${RRXE_QEMU_ARGS:-}"
 
 # The guests cover these host paths with tmpfs (tests/guest/init.sh): modules
@@ -85,7 +89,7 @@ boot() { # role netdev-spec mac [the other guest's end of a nodelay link]
 		monitor=(-monitor "unix:$RUN/monitor-$role.sock,server=on,wait=off")
 	fi
 	timeout -k 10 "$GUEST_TIMEOUT" "$QEMU" \
-		-accel tcg -cpu max,la57=off -smp "$GUEST_CPUS" -m "$GUEST_MEM" "${plugin[@]}" \
+		-accel "$ACCEL" -cpu max,la57=off -smp "$GUEST_CPUS" -m "$GUEST_MEM" "${plugin[@]}" \
 		-display none "${monitor[@]}" -no-reboot -nic none \
 		-serial "file:$RUN/console-$role.log" \
 		-kernel "$KB/arch/x86/boot/bzImage" \

@@ -229,6 +229,9 @@ cm_setup() {
 		fi
 		return
 	fi
+	# When it ended and two of its steps, in the log, to line up with what
+	# the host saw meanwhile (a slow run against QEMU's `info jit`).
+	say "$kind: $(awk -F: '$1 ~ /^ *(create id|connect) *$/ { n = $1; gsub(/^ +| +$/, "", n); split($2, v, " "); printf "%s%s %s us", s, n, v[4]; s = ", " }' "$kind.out")"
 	# "create id    :  total ms  max ms  min us  us / conn"
 	awk -F: 'NF == 2 && $2 ~ /[0-9]/ { n = $1; gsub(/^ +| +$/, "", n); gsub(/ /, "_", n);
 		split($2, v, " "); print n, v[4] }' "$kind.out" |
