@@ -18,6 +18,16 @@
 # The guests' link is a TCP connection with Nagle's algorithm off
 # (--link nodelay, the default; tcp: QEMU's own stream, whose held-back
 # frames put 20-45 ms into every exchange of two frames in a row).
+# The guests boot with norandmaps (--randmaps: without): TCG keys its
+# translated code by virtual address, so with address-space randomization
+# every process the guests start (perftest, cmtime, the scenario's own
+# tools) has its libraries translated anew, ~8 MB of host code a second
+# per guest and the whole 1 GiB translation buffer flushed every two
+# minutes, host CPU both sets' measurements compete with; without it
+# ~0.1 MB/s and no flush (Documentation/benchmarks.rst, "Translated code
+# and the guests' address-space randomization"). The drivers run in the
+# kernel, whose own layout this does not change.
+# RRXE_GUEST_APPEND adds more guest kernel parameters.
 # RRXE_BENCH_MODDIR=DIR takes the rust set's rdma_rxe.ko, rdma_ucm.ko and
 # ib_cm.ko from DIR instead of building this checkout's: a yardstick, e.g.
 # the C modules built with one change (Documentation/benchmarks.rst, "The
@@ -28,12 +38,14 @@
 rounds=3
 out=
 link=nodelay
+randmaps=norandmaps
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) rounds=${2:?}; shift 2 ;;
 	--out) out=${2:?}; shift 2 ;;
 	--link) link=${2:?}; shift 2 ;;
-	*) die "usage: $0 [--rounds N] [--out DIR] [--link nodelay|tcp]" ;;
+	--randmaps) randmaps=; shift ;;
+	*) die "usage: $0 [--rounds N] [--out DIR] [--link nodelay|tcp] [--randmaps]" ;;
 	esac
 done
 case $link in nodelay|tcp) ;; *) die "--link: nodelay or tcp, not '$link'" ;; esac
@@ -83,10 +95,12 @@ cmod=$KB/modinst/lib/modules/$krel/kernel/drivers/infiniband
 # tinyconfig guest cannot calibrate it (no HPET/PM timer): tell it, so the
 # guest has a fine clock and perftest a CPU frequency (else it prints 0.00).
 tsc_khz=$(awk '/^cpu MHz/ { printf "%d", $4 * 1000; exit }' /proc/cpuinfo)
+append="tsc_early_khz=$tsc_khz${randmaps:+ $randmaps}${RRXE_GUEST_APPEND:+ $RRXE_GUEST_APPEND}"
+echo "guest kernel parameters added: $append" >>"$out/env.txt"
 log "benchmark: $rounds rounds, results in $out"
 start=$(date +%s)
 RRXE_LINK=$link \
-RRXE_GUEST_APPEND="tsc_early_khz=$tsc_khz" \
+RRXE_GUEST_APPEND="$append" \
 RRXE_GUEST_ENV="export BENCH_ROUNDS=$rounds BENCH_BIN=$bin" \
 RRXE_GUEST_TIMEOUT=3300 \
 	"$RRXE_REPO/tests/guest/run-pair.sh" "$out/run" "$KB" "$MODDIR" bench bench bench
