@@ -229,24 +229,25 @@ cm_setup() {
 		fi
 		return
 	fi
+	# "create id    :  total ms  max ms  min us  us / conn"
+	local logged=
+	while read -r step us; do
+		case $SET in
+		c)
+			record "${kind}_${step}_us" "$us"
+			# The baseline of the cm set's rows.
+			record "ib_cm_${kind}_${step}_us" "$us"
+			;;
+		# Set "rust" in the table's sense: this project's module.
+		cm) echo "rust,$ROUND,ib_cm_${kind}_${step}_us,$us" >>"$CSV" ;;
+		*) record "${kind}_${step}_us" "$us" ;;
+		esac
+		case $step in create_id|connect) logged="${logged:+$logged, }$step $us us" ;; esac
+	done < <(awk -F: 'NF == 2 && $2 ~ /[0-9]/ { n = $1; gsub(/^ +| +$/, "", n); gsub(/ /, "_", n);
+		split($2, v, " "); print n, v[4] }' "$kind.out")
 	# When it ended and two of its steps, in the log, to line up with what
 	# the host saw meanwhile (a slow run against QEMU's `info jit`).
-	say "$kind: $(awk -F: '$1 ~ /^ *(create id|connect) *$/ { n = $1; gsub(/^ +| +$/, "", n); split($2, v, " "); printf "%s%s %s us", s, n, v[4]; s = ", " }' "$kind.out")"
-	# "create id    :  total ms  max ms  min us  us / conn"
-	awk -F: 'NF == 2 && $2 ~ /[0-9]/ { n = $1; gsub(/^ +| +$/, "", n); gsub(/ /, "_", n);
-		split($2, v, " "); print n, v[4] }' "$kind.out" |
-		while read -r step us; do
-			case $SET in
-			c)
-				record "${kind}_${step}_us" "$us"
-				# The baseline of the cm set's rows.
-				record "ib_cm_${kind}_${step}_us" "$us"
-				;;
-			# Set "rust" in the table's sense: this project's module.
-			cm) echo "rust,$ROUND,ib_cm_${kind}_${step}_us,$us" >>"$CSV" ;;
-			*) record "${kind}_${step}_us" "$us" ;;
-			esac
-		done
+	say "$kind: $logged"
 }
 
 # Slab and vmalloc growth per 1000 objects, from tests/bench's objmem.
