@@ -53,8 +53,9 @@ out=${out:-$RRXE_CACHE/results/bench-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# matplotlib draws the figure; libibverbs-dev and gcc build objmem.
-RRXE_EXTRA_PKGS="python3-matplotlib libibverbs-dev gcc" "$RRXE_REPO/scripts/setup.sh"
+# matplotlib draws the figure; libibverbs-dev and gcc build objmem,
+# librdmacm-dev cmids (for tests/scenarios/bench_profile.sh's PROF_OP=cmids).
+RRXE_EXTRA_PKGS="python3-matplotlib libibverbs-dev librdmacm-dev gcc" "$RRXE_REPO/scripts/setup.sh"
 KB=$("$RRXE_REPO/scripts/build-kernel.sh" bench)
 MODDIR=${RRXE_BENCH_MODDIR:-$("$RRXE_REPO/scripts/build-modules.sh" bench)}
 
@@ -63,6 +64,8 @@ bin=$RRXE_CACHE/bench-bin
 mkdir -p "$bin"
 gcc -O2 -Wall -Werror -o "$bin/objmem" "$RRXE_REPO/tests/bench/objmem.c" -libverbs ||
 	die "cannot build tests/bench/objmem.c"
+gcc -O2 -Wall -Werror -o "$bin/cmids" "$RRXE_REPO/tests/bench/cmids.c" -lrdmacm ||
+	die "cannot build tests/bench/cmids.c"
 
 # Where and on what this ran.
 krel=$(ls "$KB/modinst/lib/modules")

@@ -24,7 +24,10 @@
 # PROF_ITERS QPs, then of as many MRs, on guest a alone (tests/bench/objmem
 # in BENCH_BIN, as scripts/bench.sh builds it, with each verb's median
 # time and /proc/slabinfo around each loop, <set>.slab.{qp,mr}.{0,1}, for
-# tests/bench/slab-diff.py; guest b waits). Not part of any test set; run on the bench kernel
+# tests/bench/slab-diff.py; guest b waits); PROF_OP=cmids cmtime's create
+# id and destroy steps alone, PROF_ITERS ids created then destroyed, on
+# guest a alone (tests/bench/cmids in BENCH_BIN; PROF_WARM=N runs it with
+# N ids first, unmeasured). Not part of any test set; run on the bench kernel
 # with the benchmark's clock:
 #   RRXE_GUEST_APPEND="tsc_early_khz=<host kHz>" tests/guest/run-pair.sh \
 #       RUNDIR "$KB" "$MOD" bench bench bench_profile
@@ -107,6 +110,9 @@ for SET in ${PROF_SETS:-c rust}; do
 			notify "warmed.$TAG"
 		fi
 	fi
+	if [ "$OP" = cmids ] && [ -n "${PROF_WARM:-}" ] && [ "$ROLE" = a ]; then
+		timeout 55 "${BENCH_BIN:-/nonexistent}/cmids" "$PROF_WARM" >"$OUT/$TAG.warm.cli" 2>&1
+	fi
 	if [ -n "$TB" ]; then
 		ppid=
 		tb_request "start.$TAG" reset || exit 1
@@ -122,7 +128,14 @@ for SET in ${PROF_SETS:-c rust}; do
 	irq_counts >/tmp/irqs.0
 	task_times >/tmp/tasks.0
 	nic_stats >/tmp/nic.0
-	if [ "$OP" = objmem ]; then
+	if [ "$OP" = cmids ]; then
+		if [ "$ROLE" = a ]; then
+			timeout 55 "${BENCH_BIN:-/nonexistent}/cmids" "$ITERS" >"$OUT/$TAG.cli" 2>&1
+			notify "done.$TAG"
+		else
+			await "done.$TAG" 90
+		fi
+	elif [ "$OP" = objmem ]; then
 		if [ "$ROLE" = a ]; then
 			# For a profiler on the host (tests/bench/perfmap.py record).
 			notify "ready.$TAG"
