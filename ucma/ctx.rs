@@ -47,6 +47,7 @@ use crate::{
             IdReservation,
             ModuleIds, //
         },
+        tagged_list::ListTag,
         workqueue::ModuleQueue,
     },
 };
@@ -64,7 +65,6 @@ use kernel::{
     },
     new_mutex, new_spinlock,
     prelude::*,
-    rbtree::RBTreeNodeReservation,
     sync::{
         Arc,
         ArcBorrow,
@@ -102,17 +102,33 @@ pub(crate) struct Ctx {
     pub(crate) backlog: AtomicI32,
     /// Events delivered by GET_EVENT (reported by DESTROY_ID).
     pub(crate) events_reported: AtomicU32,
+    /// Its place in its file's list of contexts (`FileInner::ctxs`), and
+    /// which file's list that is.
+    #[pin]
+    links: ListLinks,
+    list_tag: ListTag,
 }
 
+kernel::list::impl_list_arc_safe! {
+    impl ListArcSafe<0> for Ctx { untracked; }
+}
+kernel::list::impl_list_item! {
+    impl ListItem<0> for Ctx {
+        using ListLinks { self.links };
+    }
+}
+crate::impl_has_list_tag! { impl HasListTag<0> for Ctx { self.list_tag } }
+
 impl Ctx {
-    /// A new context of `file` without C id yet, under the id `id` reserves.
+    /// A new context of `file` without C id yet, under the id `id` reserves;
+    /// the reference returned is the one its file's list will hold.
     pub(crate) fn new(
         id: &IdReservation<'_, Ctx>,
         file: Arc<UcmaFile>,
         uid: u64,
-    ) -> Result<Arc<Self>> {
+    ) -> Result<ListArc<Self>> {
         let id = id.id();
-        Arc::pin_init(
+        ListArc::pin_init(
             try_pin_init!(Ctx {
                 id,
                 cm <- new_mutex!(None),
@@ -120,6 +136,8 @@ impl Ctx {
                 uid: AtomicU64::new(uid),
                 backlog: AtomicI32::new(0),
                 events_reported: AtomicU32::new(0),
+                links <- ListLinks::new(),
+                list_tag: ListTag::new(),
             }),
             GFP_KERNEL,
         )
@@ -398,45 +416,51 @@ fn queue_connect_request(
     let ctx = Ctx::new(&id, file.clone(), 0)?;
     let mut resp = listener.user_event(ev);
     resp.id = ctx.id;
-    let node = RBTreeNodeReservation::new(GFP_KERNEL)?;
-    let event = Event::new(listener, Some(ctx.clone()), None, &resp)?;
+    let event = Event::new(listener, Some(ctx.clone_arc()), None, &resp)?;
     {
         let mut inner = file.inner.lock();
         if inner.closed {
             return Err(ENOMEM);
         }
         let mut slot = ctx.cm.try_lock().ok_or(EBUSY)?;
-        *slot = Some(req.adopt(ctx.clone()));
+        *slot = Some(req.adopt(ctx.clone_arc()));
         drop(slot);
-        list_ctx(&mut inner, &ctx, node, id);
+        list_ctx(&mut inner, ctx, id);
         inner.events.push_back(event);
     }
     file.wait.notify_all();
     Ok(())
 }
 
-/// Adds a new context to its file's table, in `node`, and to the module's,
-/// under the id `id` reserved for it: from here on commands find it.
-pub(crate) fn list_ctx(
-    inner: &mut FileInner,
-    ctx: &Arc<Ctx>,
-    node: RBTreeNodeReservation<u32, Arc<Ctx>>,
-    id: IdReservation<'_, Ctx>,
-) {
-    inner.ctxs.insert(node.into_node(ctx.id, ctx.clone()));
-    id.publish(ctx.clone());
+/// Adds a new context to its file's list, `inner`, and to the module's
+/// table, under the id `id` reserved for it: from here on commands find it.
+pub(crate) fn list_ctx(inner: &mut FileInner, ctx: ListArc<Ctx>, id: IdReservation<'_, Ctx>) {
+    id.publish(ctx.clone_arc());
+    inner.ctxs.push_back(ctx);
 }
 
-/// Takes context `id` out of its file's table, `inner`, and out of the
-/// module's, where its id is free again: both under the file's lock, so
-/// that a new context of the file cannot take the id before it has left
-/// the file's table.
-pub(crate) fn unlist_ctx(inner: &mut FileInner, id: u32) -> Option<Arc<Ctx>> {
-    let ctx = inner.ctxs.remove(&id)?;
+/// Takes `ctx` out of its file's list, `inner`, if it is still there (not
+/// destroyed nor migrated meanwhile), and out of the module's table, where
+/// its id is free again: both under the file's lock, so that no new context
+/// takes the id before this one has left the file.
+pub(crate) fn unlist_ctx(inner: &mut FileInner, ctx: &Ctx) -> Option<Arc<Ctx>> {
+    let taken = inner.ctxs.remove(ctx)?;
+    unpublish_ctx(ctx.id);
+    Some(taken.into_arc())
+}
+
+/// Takes the first context out of its file's list, `inner`, and out of the
+/// module's table (as [`unlist_ctx`]), for the file's release.
+pub(crate) fn unlist_first_ctx(inner: &mut FileInner) -> Option<Arc<Ctx>> {
+    let taken = inner.ctxs.pop_front()?;
+    unpublish_ctx(taken.id);
+    Some(taken.into_arc())
+}
+
+fn unpublish_ctx(id: u32) {
     if let Some(ids) = CTX_IDS.get() {
         drop(ids.remove(id));
     }
-    Some(ctx)
 }
 
 /// Frees membership id `id`, once no event of the membership can come.
@@ -458,7 +482,7 @@ pub(crate) fn destroy_ctx(file: &UcmaFile, ctx: Arc<Ctx>) -> u32 {
         let taken = take_events(&mut inner.events, |e| Arc::ptr_eq(&e.ctx, &ctx));
         for ev in &taken {
             if let Some(c) = &ev.conn_req {
-                drop(unlist_ctx(&mut inner, c.id));
+                drop(unlist_ctx(&mut inner, c));
             }
         }
         taken
@@ -515,36 +539,31 @@ pub(crate) fn migrate_ctx(cur: &Arc<UcmaFile>, new: &Arc<UcmaFile>, ctx: &Arc<Ct
     if Arc::ptr_eq(cur, new) {
         return Ok(ctx.events_reported.load(Ordering::Acquire));
     }
-    let mut nodes = KVec::new();
+    // The contexts leaving `cur`'s list (moved as they are: no allocation).
+    let mut ctxs = List::<Ctx>::new();
     let mut mc_nodes = KVec::new();
     let mut events;
     let reported;
     {
         let mut inner = cur.inner.lock();
-        if inner.ctxs.get(&ctx.id).is_none() {
+        if !inner.ctxs.contains(ctx) {
             return Err(ENOENT);
         }
         // Make room first, so nothing fails once entries start moving.
-        let n_ev = inner
-            .events
-            .iter()
-            .filter(|e| Arc::ptr_eq(&e.ctx, ctx))
-            .count();
         let n_mc = inner
             .mcs
             .values()
             .filter(|m| Arc::ptr_eq(&m.ctx, ctx))
             .count();
-        nodes.reserve(n_ev.saturating_add(1), GFP_KERNEL)?;
         mc_nodes.reserve(n_mc, GFP_KERNEL)?;
-        if let Some(node) = inner.ctxs.remove_node(&ctx.id) {
-            let _ = nodes.push_within_capacity(node);
+        if let Some(taken) = inner.ctxs.remove(ctx) {
+            ctxs.push_back(taken);
         }
         events = take_events(&mut inner.events, |e| Arc::ptr_eq(&e.ctx, ctx));
         for ev in &events {
             if let Some(c) = &ev.conn_req {
-                if let Some(node) = inner.ctxs.remove_node(&c.id) {
-                    let _ = nodes.push_within_capacity(node);
+                if let Some(taken) = inner.ctxs.remove(c) {
+                    ctxs.push_back(taken);
                 }
             }
         }
@@ -574,8 +593,8 @@ pub(crate) fn migrate_ctx(cur: &Arc<UcmaFile>, new: &Arc<UcmaFile>, ctx: &Arc<Ct
     }
     {
         let mut inner = new.inner.lock();
-        for node in nodes.drain_all() {
-            inner.ctxs.insert(node);
+        while let Some(c) = ctxs.pop_front() {
+            inner.ctxs.push_back(c);
         }
         for node in mc_nodes.drain_all() {
             inner.mcs.insert(node);

@@ -31,6 +31,7 @@ use crate::{
         migrate_ctx,
         take_events,
         unlist_ctx,
+        unlist_first_ctx,
         Ctx,
         Event,
         Mc,
@@ -48,6 +49,7 @@ use crate::{
             safe_file_access,
             MiscFile, //
         },
+        tagged_list::TaggedList,
     },
 };
 use core::sync::atomic::Ordering;
@@ -62,8 +64,7 @@ use kernel::{
     prelude::*,
     rbtree::{
         RBTree,
-        RBTreeNode,
-        RBTreeNodeReservation, //
+        RBTreeNode, //
     },
     sync::{
         poll::{
@@ -83,8 +84,11 @@ use kernel::{
 
 /// What the file's lock protects.
 pub(crate) struct FileInner {
-    /// The file's contexts by id.
-    pub(crate) ctxs: RBTree<u32, Arc<Ctx>>,
+    /// The file's contexts, oldest first: an intrusive list, as the C
+    /// module's `ctx_list`, so that creating and destroying a context
+    /// allocate nothing for it (commands find contexts by id in
+    /// [`CTX_IDS`]).
+    pub(crate) ctxs: TaggedList<Ctx>,
     /// The file's multicast memberships by id.
     pub(crate) mcs: RBTree<u32, Arc<Mc>>,
     /// Events not yet delivered, oldest first: a list, as the C module's
@@ -198,8 +202,7 @@ impl UcmaFile {
         let qp_type = abi::qp_type_of(cmd.ps, cmd.qp_type).ok_or(EINVAL)?;
         let id = CTX_IDS.get().ok_or(ENODEV)?.reserve()?;
         let ctx = Ctx::new(&id, this.into(), cmd.uid)?;
-        let node = RBTreeNodeReservation::new(GFP_KERNEL)?;
-        let cm = CmId::new(ctx.clone(), u32::from(cmd.ps), qp_type)?;
+        let cm = CmId::new(ctx.clone_arc(), u32::from(cmd.ps), qp_type)?;
         *ctx.cm.lock() = Some(cm);
         if let Err(e) = write_resp(cmd.response, &abi::encode_u32(ctx.id)) {
             // Never visible to userspace: destroy it (no events were queued,
@@ -208,7 +211,7 @@ impl UcmaFile {
             drop(cm);
             return Err(e);
         }
-        list_ctx(&mut this.inner.lock(), &ctx, node, id);
+        list_ctx(&mut this.inner.lock(), ctx, id);
         Ok(())
     }
 
@@ -216,8 +219,8 @@ impl UcmaFile {
         out_at_least(out_len, 4)?;
         let cmd = DestroyId::decode(&read_cmd::<{ DestroyId::SIZE }>(r)?);
         // EINVAL for another file's id, as in C.
-        self.get_ctx(cmd.id)?;
-        let ctx = unlist_ctx(&mut self.inner.lock(), cmd.id).ok_or(ENOENT)?;
+        let ctx = self.get_ctx(cmd.id)?;
+        let ctx = unlist_ctx(&mut self.inner.lock(), &ctx).ok_or(ENOENT)?;
         let reported = destroy_ctx(self, ctx);
         write_resp(cmd.response, &abi::encode_u32(reported))
     }
@@ -685,7 +688,7 @@ impl MiscFile for UcmaFile {
         Arc::pin_init(
             try_pin_init!(UcmaFile {
                 inner <- new_mutex!(FileInner {
-                    ctxs: RBTree::new(),
+                    ctxs: TaggedList::new(),
                     mcs: RBTree::new(),
                     events: List::new(),
                     closed: false,
@@ -701,8 +704,7 @@ impl MiscFile for UcmaFile {
         loop {
             let next = {
                 let mut inner = this.inner.lock();
-                let key = inner.ctxs.keys().next().copied();
-                key.and_then(|k| unlist_ctx(&mut inner, k))
+                unlist_first_ctx(&mut inner)
             };
             match next {
                 Some(ctx) => {

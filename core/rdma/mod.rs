@@ -33,6 +33,7 @@ pub mod qp;
 pub mod skb;
 pub mod slot;
 pub mod srq;
+pub mod tagged_list;
 pub mod udata;
 pub mod udp;
 pub mod umem;
