@@ -64,8 +64,9 @@ bin=$RRXE_CACHE/bench-bin
 mkdir -p "$bin"
 gcc -O2 -Wall -Werror -o "$bin/objmem" "$RRXE_REPO/tests/bench/objmem.c" -libverbs ||
 	die "cannot build tests/bench/objmem.c"
+# Not measured by the benchmark: a failure here only warns.
 gcc -O2 -Wall -Werror -o "$bin/cmids" "$RRXE_REPO/tests/bench/cmids.c" -lrdmacm ||
-	die "cannot build tests/bench/cmids.c"
+	log "cannot build tests/bench/cmids.c (only bench_profile.sh's PROF_OP=cmids needs it)"
 
 # Where and on what this ran.
 krel=$(ls "$KB/modinst/lib/modules")
