@@ -6,6 +6,7 @@
 #ifndef BENCH_TIME_H
 #define BENCH_TIME_H
 
+#include <stdlib.h>
 #include <time.h>
 
 /* The monotonic clock in microseconds. */
@@ -23,6 +24,29 @@ static inline int cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* What the timing programs report of n call times (n > 0). */
+struct call_stats {
+	double first;	/* the first call's, in call order */
+	double median;
+	double mean;
+	double max;
+	double sum;
+};
+
+/* The statistics of the n call times in v; sorts v. */
+static inline struct call_stats call_stats(double *v, int n)
+{
+	struct call_stats st = { .first = v[0] };
+
+	for (int i = 0; i < n; i++)
+		st.sum += v[i];
+	qsort(v, n, sizeof(*v), cmp_double);
+	st.median = v[n / 2];
+	st.mean = st.sum / n;
+	st.max = v[n - 1];
+	return st;
 }
 
 #endif /* BENCH_TIME_H */

@@ -16,14 +16,10 @@
 
 static void report(int round, const char *name, double *v, int n)
 {
-	double s = 0;
-	double first = v[0];
+	struct call_stats st = call_stats(v, n);
 
-	for (int i = 0; i < n; i++)
-		s += v[i];
-	qsort(v, n, sizeof(*v), cmp_double);
 	printf("round %d %-10s n %5d  first %8.1f  median %7.2f  mean %7.2f  max %8.1f us\n",
-	       round, name, n, first, v[n / 2], s / n, v[n - 1]);
+	       round, name, n, st.first, st.median, st.mean, st.max);
 }
 
 int main(int argc, char **argv)

@@ -22,13 +22,10 @@
 
 static void report(const char *name, double *v, int n)
 {
-	double s = 0;
-	for (int i = 0; i < n; i++)
-		s += v[i];
-	double first = v[0];
-	qsort(v, n, sizeof(*v), cmp_double);
+	struct call_stats st = call_stats(v, n);
+
 	printf("%-22s n %4d  first %9.1f  median %8.1f  mean %8.1f  max %9.1f  sum %10.1f us\n",
-	       name, n, first, v[n / 2], s / n, v[n - 1], s);
+	       name, n, st.first, st.median, st.mean, st.max, st.sum);
 }
 
 static int wait_event(struct rdma_event_channel *ch, enum rdma_cm_event_type want,
