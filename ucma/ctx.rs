@@ -457,17 +457,14 @@ pub(crate) fn unlist_first_ctx(inner: &mut FileInner) -> Option<Arc<Ctx>> {
     Some(taken.into_arc())
 }
 
+/// Frees context id `id`: lookups no longer find the context.
 fn unpublish_ctx(id: u32) {
-    if let Some(ids) = CTX_IDS.get() {
-        drop(ids.remove(id));
-    }
+    CTX_IDS.free(id);
 }
 
 /// Frees membership id `id`, once no event of the membership can come.
 pub(crate) fn free_mc_id(id: u32) {
-    if let Some(ids) = MC_IDS.get() {
-        drop(ids.remove(id));
-    }
+    MC_IDS.free(id);
 }
 
 /// Destroys a context taken out of its file's table: its C id, then its

@@ -226,6 +226,15 @@ impl<T: Send + Sync + 'static> ModuleIds<T> {
         // and the caller runs (`ModuleSlot::get`).
         Some(unsafe { p.as_ref() })
     }
+
+    /// Frees id `id` ([`IdTable::remove`]) and drops the table's
+    /// reference to its object; nothing if there is no table (the module
+    /// is going away, taking every id with it).
+    pub fn free(&self, id: u32) {
+        if let Some(ids) = self.get() {
+            drop(ids.remove(id));
+        }
+    }
 }
 
 impl<T: Send + Sync + 'static> Default for ModuleIds<T> {
