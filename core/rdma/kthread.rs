@@ -261,8 +261,11 @@ impl ModuleThreads {
         let s = self.get()?;
         // Objects are at least 8-byte aligned: the low bits say nothing.
         let h = ((item as usize as u64) >> 3).wrapping_mul(GOLDEN_RATIO_64) >> 32;
-        let i = usize::try_from(h).ok()?.checked_rem(s.threads.len())?;
-        s.threads.get(i)
+        // The 32-bit hash scaled to the thread count (`reciprocal_scale()`):
+        // a multiplication where `h % n` would divide, on every queueing
+        // and every run. `h < 2^32` and `n < 2^32`: no overflow.
+        let n = s.threads.len() as u64;
+        s.threads.get(usize::try_from((h * n) >> 32).ok()?)
     }
 }
 
