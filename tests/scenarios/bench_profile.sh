@@ -27,7 +27,9 @@
 # tests/bench/slab-diff.py; guest b waits); PROF_OP=cmids cmtime's create
 # id and destroy steps alone, PROF_ITERS ids created then destroyed, on
 # guest a alone (tests/bench/cmids in BENCH_BIN; PROF_WARM=N runs it with
-# N ids first, unmeasured). Not part of any test set; run on the bench kernel
+# N ids first, unmeasured). PROF_PRE="op:size:iters ..." runs those
+# ib_<op>_bw transfers first in each set, unmeasured (the benchmark's
+# earlier rows before the one profiled). Not part of any test set; run on the bench kernel
 # with the benchmark's clock:
 #   RRXE_GUEST_APPEND="tsc_early_khz=<host kHz>" tests/guest/run-pair.sh \
 #       RUNDIR "$KB" "$MOD" bench bench bench_profile
@@ -110,6 +112,27 @@ for SET in ${PROF_SETS:-c rust}; do
 			notify "warmed.$TAG"
 		fi
 	fi
+	# PROF_PRE="op:size:iters ...": those perftests first, unmeasured, as
+	# the benchmark runs others before a row (e.g. "write:64:5000" before
+	# write 4096: its code translated, its objects allocated before).
+	i=0
+	for pre in ${PROF_PRE:-}; do
+		IFS=: read -r pop psize piters <<<"$pre"
+		i=$((i + 1))
+		if [ "$ROLE" = a ]; then
+			timeout 55 ib_${pop}_bw -d rxe0 -x "$GIDX" -s "$psize" -n "$piters" -F >"$OUT/$TAG.pre$i.srv" 2>&1 &
+			spid=$!
+			sleep 1
+			notify "pre$i.$TAG"
+			await "pred$i.$TAG" 90
+			wait $spid
+		else
+			await "pre$i.$TAG" 60
+			sleep 0.3
+			timeout 55 ib_${pop}_bw -d rxe0 -x "$GIDX" -s "$psize" -n "$piters" -F "$PEERIP" >"$OUT/$TAG.pre$i.cli" 2>&1
+			notify "pred$i.$TAG"
+		fi
+	done
 	if [ "$OP" = cmids ] && [ -n "${PROF_WARM:-}" ] && [ "$ROLE" = a ]; then
 		timeout 55 "${BENCH_BIN:-/nonexistent}/cmids" "$PROF_WARM" >"$OUT/$TAG.warm.cli" 2>&1
 	fi
