@@ -82,6 +82,33 @@ tb_request() {
 nic_stats() { ethtool -S eth0 2>/dev/null | awk -F: 'NF == 2 { gsub(/ /, "", $1); print $1, $2 + 0 }'; }
 cd /tmp || exit 1
 say() { echo "[$(date +%T)] $*"; }
+# unmeasured NAME stop|wait SERVER-COMMAND... -- CLIENT-COMMAND...: a run
+# before the measured one, its server on guest a ($OUT/$TAG.NAME.srv) and
+# its client on b ($OUT/$TAG.NAME.cli); once the client is done the server
+# is stopped (cmtime's waits for more connections) or waited for.
+unmeasured() {
+	local name=$1 end=$2 srv=() spid
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		srv+=("$1")
+		shift
+	done
+	shift
+	if [ "$ROLE" = a ]; then
+		timeout 55 "${srv[@]}" >"$OUT/$TAG.$name.srv" 2>&1 &
+		spid=$!
+		sleep 1
+		notify "$name.$TAG"
+		await "$name.done.$TAG" 90
+		[ "$end" = stop ] && kill $spid 2>/dev/null
+		wait $spid
+	else
+		await "$name.$TAG" 60
+		sleep 0.3
+		timeout 55 "$@" >"$OUT/$TAG.$name.cli" 2>&1
+		notify "$name.done.$TAG"
+	fi
+}
 declare -A ROUNDS
 for SET in ${PROF_SETS:-c rust}; do
 	# A set named again in PROF_SETS keeps its outputs and sync points
@@ -97,20 +124,8 @@ for SET in ${PROF_SETS:-c rust}; do
 	# PROF_WARM=N: a cmtime -c N first, not measured, so that the one
 	# measured runs on code TCG has translated already (see the header).
 	if [ "$OP" = cmtime ] && [ -n "${PROF_WARM:-}" ]; then
-		if [ "$ROLE" = a ]; then
-			timeout 55 cmtime -b "$MYIP" -c "$PROF_WARM" >"$OUT/$TAG.warm.srv" 2>&1 &
-			spid=$!
-			sleep 1
-			notify "warm.$TAG"
-			await "warmed.$TAG" 90
-			kill $spid 2>/dev/null
-			wait $spid
-		else
-			await "warm.$TAG" 60
-			sleep 0.3
-			timeout 55 cmtime -s "$PEERIP" -c "$PROF_WARM" >"$OUT/$TAG.warm.cli" 2>&1
-			notify "warmed.$TAG"
-		fi
+		unmeasured warm stop cmtime -b "$MYIP" -c "$PROF_WARM" -- \
+			cmtime -s "$PEERIP" -c "$PROF_WARM"
 	fi
 	# PROF_PRE="op:size:iters ...": those perftests first, unmeasured, as
 	# the benchmark runs others before a row (e.g. "write:64:5000" before
@@ -119,19 +134,8 @@ for SET in ${PROF_SETS:-c rust}; do
 	for pre in ${PROF_PRE:-}; do
 		IFS=: read -r pop psize piters <<<"$pre"
 		i=$((i + 1))
-		if [ "$ROLE" = a ]; then
-			timeout 55 ib_${pop}_bw -d rxe0 -x "$GIDX" -s "$psize" -n "$piters" -F >"$OUT/$TAG.pre$i.srv" 2>&1 &
-			spid=$!
-			sleep 1
-			notify "pre$i.$TAG"
-			await "pred$i.$TAG" 90
-			wait $spid
-		else
-			await "pre$i.$TAG" 60
-			sleep 0.3
-			timeout 55 ib_${pop}_bw -d rxe0 -x "$GIDX" -s "$psize" -n "$piters" -F "$PEERIP" >"$OUT/$TAG.pre$i.cli" 2>&1
-			notify "pred$i.$TAG"
-		fi
+		unmeasured "pre$i" wait ib_${pop}_bw -d rxe0 -x "$GIDX" -s "$psize" -n "$piters" -F -- \
+			ib_${pop}_bw -d rxe0 -x "$GIDX" -s "$psize" -n "$piters" -F "$PEERIP"
 	done
 	if [ "$OP" = cmids ] && [ -n "${PROF_WARM:-}" ] && [ "$ROLE" = a ]; then
 		timeout 55 "${BENCH_BIN:-/nonexistent}/cmids" "$PROF_WARM" >"$OUT/$TAG.warm.cli" 2>&1
