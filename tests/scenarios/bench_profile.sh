@@ -82,12 +82,12 @@ tb_request() {
 nic_stats() { ethtool -S eth0 2>/dev/null | awk -F: 'NF == 2 { gsub(/ /, "", $1); print $1, $2 + 0 }'; }
 cd /tmp || exit 1
 say() { echo "[$(date +%T)] $*"; }
-# unmeasured NAME stop|wait SERVER-COMMAND... -- CLIENT-COMMAND...: a run
-# before the measured one, its server on guest a ($OUT/$TAG.NAME.srv) and
-# its client on b ($OUT/$TAG.NAME.cli); once the client is done the server
-# is stopped (cmtime's waits for more connections) or waited for.
-unmeasured() {
-	local name=$1 end=$2 srv=() spid
+# pair_run SUFFIX stop|wait SERVER-COMMAND... -- CLIENT-COMMAND...: the
+# server on guest a ($OUT/$TAG$SUFFIX.srv), then the client on b
+# ($OUT/$TAG$SUFFIX.cli); once the client is done the server is stopped
+# (cmtime's waits for more connections until its timeout) or waited for.
+pair_run() {
+	local sfx=$1 end=$2 srv=() spid
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
 		srv+=("$1")
@@ -95,18 +95,18 @@ unmeasured() {
 	done
 	shift
 	if [ "$ROLE" = a ]; then
-		timeout 55 "${srv[@]}" >"$OUT/$TAG.$name.srv" 2>&1 &
+		timeout 55 "${srv[@]}" >"$OUT/$TAG$sfx.srv" 2>&1 &
 		spid=$!
 		sleep 1
-		notify "$name.$TAG"
-		await "$name.done.$TAG" 90
+		notify "ready$sfx.$TAG"
+		await "done$sfx.$TAG" 90
 		[ "$end" = stop ] && kill $spid 2>/dev/null
 		wait $spid
 	else
-		await "$name.$TAG" 60
+		await "ready$sfx.$TAG" 60
 		sleep 0.3
-		timeout 55 "$@" >"$OUT/$TAG.$name.cli" 2>&1
-		notify "$name.done.$TAG"
+		timeout 55 "$@" >"$OUT/$TAG$sfx.cli" 2>&1
+		notify "done$sfx.$TAG"
 	fi
 }
 declare -A ROUNDS
@@ -124,7 +124,7 @@ for SET in ${PROF_SETS:-c rust}; do
 	# PROF_WARM=N: a cmtime -c N first, not measured, so that the one
 	# measured runs on code TCG has translated already (see the header).
 	if [ "$OP" = cmtime ] && [ -n "${PROF_WARM:-}" ]; then
-		unmeasured warm stop cmtime -b "$MYIP" -c "$PROF_WARM" -- \
+		pair_run .warm stop cmtime -b "$MYIP" -c "$PROF_WARM" -- \
 			cmtime -s "$PEERIP" -c "$PROF_WARM"
 	fi
 	# PROF_PRE="op:size:iters ...": those perftests first, unmeasured, as
@@ -134,7 +134,7 @@ for SET in ${PROF_SETS:-c rust}; do
 	for pre in ${PROF_PRE:-}; do
 		IFS=: read -r pop psize piters <<<"$pre"
 		i=$((i + 1))
-		unmeasured "pre$i" wait ib_${pop}_bw -d rxe0 -x "$GIDX" -s "$psize" -n "$piters" -F -- \
+		pair_run ".pre$i" wait ib_${pop}_bw -d rxe0 -x "$GIDX" -s "$psize" -n "$piters" -F -- \
 			ib_${pop}_bw -d rxe0 -x "$GIDX" -s "$psize" -n "$piters" -F "$PEERIP"
 	done
 	if [ "$OP" = cmids ] && [ -n "${PROF_WARM:-}" ] && [ "$ROLE" = a ]; then
@@ -185,29 +185,12 @@ for SET in ${PROF_SETS:-c rust}; do
 		else
 			await "done.$TAG" 90
 		fi
-	elif [ "$ROLE" = a ]; then
-		if [ "$OP" = cmtime ]; then
-			# Connection set-up through each set's rdma_ucm.
-			timeout 55 cmtime -b "$MYIP" -c "$ITERS" >"$OUT/$TAG.srv" 2>&1 &
-		else
-			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$TAG.srv" 2>&1 &
-		fi
-		spid=$!
-		sleep 1
-		notify "ready.$TAG"
-		await "done.$TAG" 90
-		# cmtime's server waits for more connections until its timeout.
-		[ "$OP" = cmtime ] && kill $spid 2>/dev/null
-		wait $spid
+	elif [ "$OP" = cmtime ]; then
+		# Connection set-up through each set's rdma_ucm.
+		pair_run "" stop cmtime -b "$MYIP" -c "$ITERS" -- cmtime -s "$PEERIP" -c "$ITERS"
 	else
-		await "ready.$TAG" 60
-		sleep 0.3
-		if [ "$OP" = cmtime ]; then
-			timeout 55 cmtime -s "$PEERIP" -c "$ITERS" >"$OUT/$TAG.cli" 2>&1
-		else
-			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$PEERIP" >"$OUT/$TAG.cli" 2>&1
-		fi
-		notify "done.$TAG"
+		pair_run "" wait ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F -- \
+			ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$PEERIP"
 	fi
 	t1=$(cpu_ticks) c1=$(sched_counts)
 	# The threads that ran during the transfer, most CPU first. Threads
