@@ -29,8 +29,8 @@
 # guest a alone (tests/bench/cmids in BENCH_BIN; PROF_WARM=N runs it with
 # N ids first, unmeasured). PROF_PRE="op:size:iters ..." runs those
 # ib_<op>_bw transfers first in each set, unmeasured (the benchmark's
-# earlier rows before the one profiled). Not part of any test set; run on the bench kernel
-# with the benchmark's clock:
+# earlier rows before the one profiled). Not part of any test set; run on
+# the bench kernel with the benchmark's clock:
 #   RRXE_GUEST_APPEND="tsc_early_khz=<host kHz>" tests/guest/run-pair.sh \
 #       RUNDIR "$KB" "$MOD" bench bench bench_profile
 # Under TCG the guest takes only ~200-250 samples a second: compare shares
@@ -134,8 +134,8 @@ for SET in ${PROF_SETS:-c rust}; do
 	for pre in ${PROF_PRE:-}; do
 		IFS=: read -r pop psize piters <<<"$pre"
 		i=$((i + 1))
-		pair_run ".pre$i" wait ib_${pop}_bw -d rxe0 -x "$GIDX" -s "$psize" -n "$piters" -F -- \
-			ib_${pop}_bw -d rxe0 -x "$GIDX" -s "$psize" -n "$piters" -F "$PEERIP"
+		pt=(ib_${pop}_bw -d rxe0 -x "$GIDX" -s "$psize" -n "$piters" -F)
+		pair_run ".pre$i" wait "${pt[@]}" -- "${pt[@]}" "$PEERIP"
 	done
 	if [ "$OP" = cmids ] && [ -n "${PROF_WARM:-}" ] && [ "$ROLE" = a ]; then
 		timeout 55 "${BENCH_BIN:-/nonexistent}/cmids" "$PROF_WARM" >"$OUT/$TAG.warm.cli" 2>&1
@@ -189,8 +189,8 @@ for SET in ${PROF_SETS:-c rust}; do
 		# Connection set-up through each set's rdma_ucm.
 		pair_run "" stop cmtime -b "$MYIP" -c "$ITERS" -- cmtime -s "$PEERIP" -c "$ITERS"
 	else
-		pair_run "" wait ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F -- \
-			ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$PEERIP"
+		pt=(ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F)
+		pair_run "" wait "${pt[@]}" -- "${pt[@]}" "$PEERIP"
 	fi
 	t1=$(cpu_ticks) c1=$(sched_counts)
 	# The threads that ran during the transfer, most CPU first. Threads
