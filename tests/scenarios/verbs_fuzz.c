@@ -847,11 +847,18 @@ static void op_reopen(struct ctx *x, uint64_t *s)
 			}
 		for (i = 0; i < NSLOT; i++)
 			x->s[i].kind = K_NONE;	/* the rest's memory is the library's to leak */
-		count(ibv_close_device(x->c));
-		/* A channel still counting CQs cannot be destroyed: close its file. */
+		/*
+		 * The channel before the context: ibv_destroy_comp_channel()
+		 * locks its context's mutex, which ibv_close_device() frees (a
+		 * use after free here wrote zeroes into a reused heap chunk and
+		 * glibc aborted). A channel still counting CQs (those left to
+		 * the kernel above) cannot be destroyed: close its file; the
+		 * kernel's CQs keep the file until the context goes.
+		 */
 		if (x->ch && ibv_destroy_comp_channel(x->ch))
 			close(x->ch->fd);
 		x->ch = NULL;
+		count(ibv_close_device(x->c));
 		atomic_fetch_add(&closes, 1);
 	}
 	x->c = c = countp(open_dev());
