@@ -155,6 +155,8 @@ for SET in ${PROF_SETS:-c rust}; do
 	irq_counts >/tmp/irqs.0
 	task_times >/tmp/tasks.0
 	nic_stats >/tmp/nic.0
+	# The measured perftest (loopback or between the guests).
+	pt=(ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F)
 	if [ "$OP" = cmids ]; then
 		if [ "$ROLE" = a ]; then
 			timeout 55 "${BENCH_BIN:-/nonexistent}/cmids" "$ITERS" >"$OUT/$TAG.cli" 2>&1
@@ -176,10 +178,10 @@ for SET in ${PROF_SETS:-c rust}; do
 		fi
 	elif [ -n "$LOOPBACK" ] && [ "$OP" != cmtime ]; then
 		if [ "$ROLE" = a ]; then
-			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F >"$OUT/$TAG.srv" 2>&1 &
+			timeout 55 "${pt[@]}" >"$OUT/$TAG.srv" 2>&1 &
 			spid=$!
 			sleep 1
-			timeout 55 ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F "$MYIP" >"$OUT/$TAG.cli" 2>&1
+			timeout 55 "${pt[@]}" "$MYIP" >"$OUT/$TAG.cli" 2>&1
 			wait $spid
 			notify "done.$TAG"
 		else
@@ -189,7 +191,6 @@ for SET in ${PROF_SETS:-c rust}; do
 		# Connection set-up through each set's rdma_ucm.
 		pair_run "" stop cmtime -b "$MYIP" -c "$ITERS" -- cmtime -s "$PEERIP" -c "$ITERS"
 	else
-		pt=(ib_${OP}_${KIND} -d rxe0 -x "$GIDX" -s "$SIZE" -n "$ITERS" -F)
 		pair_run "" wait "${pt[@]}" -- "${pt[@]}" "$PEERIP"
 	fi
 	t1=$(cpu_ticks) c1=$(sched_counts)
