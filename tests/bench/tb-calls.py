@@ -15,16 +15,14 @@ N with --per.
 """
 
 import argparse
-import importlib.util
 import os
 import re
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("tb_report", os.path.join(HERE, "tb-report.py"))
-tb_report = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(tb_report)
+import tb_sibling
+
+tb_report = tb_sibling.load("tb-report.py")
 
 FUNC = re.compile(r"^([0-9a-f]+) <(.+)>:$")
 INSN = re.compile(r"^\s+([0-9a-f]+):\s+(\S+)\s*(.*)$")

@@ -25,24 +25,15 @@ code), its .ko kept apart from later builds, e.g.:
 
 import argparse
 import collections
-import importlib.util
 import os
 import re
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+import tb_sibling
 
-
-def load(name, file):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, file))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-tb_report = load("tb_report", "tb-report.py")
-tb_calls = load("tb_calls", "tb-calls.py")
+tb_report = tb_sibling.load("tb-report.py")
+tb_calls = tb_sibling.load("tb-calls.py")
 
 INSN = re.compile(r"^\s+([0-9a-f]+):\s+\S")
 OWN = ("/rxe/", "/ucma/", "/core/")

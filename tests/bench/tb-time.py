@@ -22,13 +22,11 @@ instruction with the rest of its set's, not single totals.
 import argparse
 import bisect
 import collections
-import importlib.util
 import os
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("tb_report", os.path.join(HERE, "tb-report.py"))
-tb_report = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(tb_report)
+import tb_sibling
+
+tb_report = tb_sibling.load("tb-report.py")
 
 
 def part(module):
