@@ -80,6 +80,8 @@ krel=$(ls "$KB/modinst/lib/modules")
 	echo "kernel build: $(grep -m1 '^CONFIG_CC_VERSION_TEXT=' "$KB/.config" | cut -d'"' -f2); $(grep -o '^CONFIG_CC_OPTIMIZE_FOR_[A-Z]*=y\|^CONFIG_RUST_INLINE_HELPERS=y\|^CONFIG_CRC_OPTIMIZATIONS=y' "$KB/.config" | tr '\n' ' ')"
 	echo "rounds: $rounds; sets alternate c, rust, cm (C rxe over this ib_cm: cmtime only) in the same two guests, each round starting one set further"
 	echo "commit: $(git -C "$RRXE_REPO" describe --always --dirty 2>/dev/null)"
+	[ -z "${RRXE_BENCH_MODDIR:-}" ] ||
+		echo "rust set's modules: $MODDIR (RRXE_BENCH_MODDIR), not this commit's"
 	echo "note: figures are TCG-emulated; only the rust/C ratios carry over"
 } >"$out/env.txt"
 
