@@ -849,11 +849,12 @@ static void op_reopen(struct ctx *x, uint64_t *s)
 			x->s[i].kind = K_NONE;	/* the rest's memory is the library's to leak */
 		/*
 		 * The channel before the context: ibv_destroy_comp_channel()
-		 * locks its context's mutex, which ibv_close_device() frees (a
-		 * use after free here wrote zeroes into a reused heap chunk and
-		 * glibc aborted). A channel still counting CQs (those left to
-		 * the kernel above) cannot be destroyed: close its file; the
-		 * kernel's CQs keep the file until the context goes.
+		 * locks its context's mutex, which ibv_close_device() frees (in
+		 * the other order, the lock's zeroes landing in reused memory
+		 * are what aborted a CI run in glibc's malloc, as read). A
+		 * channel still counting CQs (those left to the kernel above)
+		 * cannot be destroyed: close its file; the kernel's CQs keep
+		 * the file until the context goes.
 		 */
 		if (x->ch && ibv_destroy_comp_channel(x->ch))
 			close(x->ch->fd);
