@@ -228,10 +228,18 @@ pub const MIN_SRQ_SGE: u32 = 1;
 
 /// Most packets a requester sends before one asks for an ACK.
 pub const MAX_PKT_PER_ACK: u32 = 64;
-/// Most PSNs an RC requester sends ahead of the completer.
-pub const MAX_UNACKED_PSNS: u32 = 128;
-/// Packets in flight (sent, not yet freed) above which a QP stops sending.
-pub const INFLIGHT_SKBS_PER_QP_HIGH: u32 = 64;
+/// Most PSNs an RC requester sends ahead of the completer: twice C's
+/// `RXE_MAX_UNACKED_PSNS` (128). With 1024-byte packets and an ACK asked
+/// for at a message's end, C's window holds two 64 KiB messages, and a
+/// stream of them waits on the round trip of each ACK; four in flight
+/// keep the responder busy while one travels (Documentation/differences.rst,
+/// "The transport"). Pacing only: the packets, the ACKs asked for and the
+/// counters are C's.
+pub const MAX_UNACKED_PSNS: u32 = 256;
+/// Packets in flight (sent, not yet freed) above which a QP stops sending:
+/// twice C's `RXE_INFLIGHT_SKBS_PER_QP_HIGH` (64), so that the send window
+/// above is not cut short by transmissions the NIC has not completed yet.
+pub const INFLIGHT_SKBS_PER_QP_HIGH: u32 = 128;
 /// Packets in flight below which a stopped QP sends again.
 pub const INFLIGHT_SKBS_PER_QP_LOW: u32 = 16;
 /// `retry_cnt` and `rnr_retry` value meaning "retry for ever".

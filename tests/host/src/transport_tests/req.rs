@@ -278,11 +278,12 @@ fn wqe_states() {
 
 #[test]
 fn waits() {
-    // The window: 128 PSNs ahead of the completer, across the wrap.
-    assert!(!window_full(Rc, 128, 0));
-    assert!(window_full(Rc, 129, 0));
-    assert!(!window_full(Rc, 0x7f, 0xff_ffff));
-    assert!(window_full(Rc, 0x80, 0xff_ffff));
+    // The window: 256 PSNs ahead of the completer, across the wrap.
+    assert_eq!(crate::params::MAX_UNACKED_PSNS, 256);
+    assert!(!window_full(Rc, 256, 0));
+    assert!(window_full(Rc, 257, 0));
+    assert!(!window_full(Rc, 0xff, 0xff_ffff));
+    assert!(window_full(Rc, 0x100, 0xff_ffff));
     assert!(!window_full(Uc, 1000, 0));
     // Fences.
     assert!(is_fenced(wr::LOCAL_INV, 0, false, 4, 4));
@@ -539,7 +540,7 @@ fn plan_waits_and_failures() {
         ReqStep::LocalOp
     );
     // The window.
-    let mut q = qview(200);
+    let mut q = qview(300);
     q.comp_psn = 0;
     assert_eq!(
         plan(&view(wr::SEND, 1), &q, &mut f, || true),
