@@ -50,7 +50,7 @@ fn same_sign_as_c_psn_compare() {
 
 #[test]
 fn windows() {
-    // The requester's window: at most 128 unacknowledged PSNs after comp.psn.
+    // A window of 128 PSNs after 0xff_fff0, across the wrap (C's requester window).
     assert!(psn_in_window(0xff_fff0, 0xff_fff0, 128));
     assert!(psn_in_window(0x6f, 0xff_fff0, 128));
     assert!(!psn_in_window(0x70, 0xff_fff0, 128));
