@@ -115,9 +115,14 @@ bench_use_set() {
 		[ -e "/sys/module/$m" ] && timeout -k 5 30 modprobe -r "$m"
 	done
 	rm -f "/lib/modules/$krel/updates/"*.ko
+	# A module that cannot be installed fails the set: the in-tree one
+	# would load in its place and be measured under this set's name.
 	case $1 in
-	rust) cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$krel/updates/" ;;
-	rxe | ucma) cp "$RUST_KO_DIR/rdma_$1.ko" "/lib/modules/$krel/updates/" ;;
+	c) ;;
+	rust) cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$krel/updates/" || return 1 ;;
+	rxe) cp "$RUST_KO_DIR"/rdma_rxe.ko "/lib/modules/$krel/updates/" || return 1 ;;
+	ucma) cp "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$krel/updates/" || return 1 ;;
+	*) echo "bench_use_set: no set $1" >&2; return 1 ;;
 	esac
 	depmod -a
 	modprobe ib_uverbs && modprobe rdma_rxe && modprobe rdma_ucm || return 1
