@@ -44,28 +44,16 @@ mkdir -p "$OUT"
 exec >"$OUT/init.log" 2>&1
 set -x
 
-# Module set for this guest: the kernel's own modules, plus this project's in
-# updates/ (which depmod prefers) for the rust set.
+# Module set for this guest (set_modules in lib.sh): the kernel's own
+# modules, plus this project's in updates/ (which depmod prefers).
 read -r uptime _ </proc/uptime
 echo "$EPOCHREALTIME init, uptime $uptime" >>"$OUT/timing.log"
-KREL=$(uname -r)
-cp -a "$MODINST/lib/modules/$KREL" /lib/modules/
+cp -a "$MODINST/lib/modules/$(uname -r)" /lib/modules/
 eval "MYSET=\$SET_$ROLE"
-#   c:      in-tree rdma_rxe + rdma_ucm
-#   rust:   this project's rdma_rxe + rdma_ucm
-#   ucma:   in-tree rdma_rxe + this project's rdma_ucm (ucma over the C rxe)
-#   cm:     in-tree rdma_rxe + rdma_ucm + rdma_cm over this project's ib_cm
-#   full:   this project's rdma_rxe, rdma_ucm and ib_cm (the in-tree rdma_cm
-#           over them)
-mkdir -p "/lib/modules/$KREL/updates"
-case $MYSET in
-rust) cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$KREL/updates/" ;;
-ucma) cp "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$KREL/updates/" ;;
-cm) cp "$RUST_KO_DIR"/ib_cm.ko "/lib/modules/$KREL/updates/" ;;
-full) cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "$RUST_KO_DIR"/ib_cm.ko \
-	"/lib/modules/$KREL/updates/" ;;
-esac
-depmod -a
+. "$RRXE_REPO/tests/guest/lib.sh"
+# A set not installed fails every scenario (run_scenarios) rather than
+# running them on the in-tree modules under its name.
+install_set "$MYSET" || SET_WHY="module set $MYSET not installed (see init.log)"
 echo "$EPOCHREALTIME modules installed" >>"$OUT/timing.log"
 
 hostname "guest-$ROLE"
@@ -74,7 +62,6 @@ eval "MYIP=\$IP_$ROLE"
 ip addr add "$MYIP/24" dev eth0
 ip link set eth0 up
 
-. "$RRXE_REPO/tests/guest/lib.sh"
 set +x
 run_scenarios
 dmesg >"$OUT/dmesg-final.txt"

@@ -100,34 +100,84 @@ wait_gid() {
 	done
 }
 
-# bench_use_set c|rust|rxe|ucma: for the bench kernel's profiling
-# scenarios, which switch module sets in one boot: rxe0 and the RDMA
-# modules unloaded, then the in-tree C modules or, for rust, this project's
-# rdma_rxe and rdma_ucm (from RUST_KO_DIR, installed over them) loaded
-# (rxe, ucma: only that one of the two, beside the other's C module: to
-# tell which module a difference comes from), rxe0 added on eth0 and its
-# RoCE v2 GID for $MYIP waited for.
-bench_use_set() {
-	local krel m
-	krel=$(uname -r)
-	timeout -k 5 30 rdma link delete rxe0 2>/dev/null
-	for m in rdma_ucm rdma_cm ib_cm rdma_rxe; do
-		[ -e "/sys/module/$m" ] && timeout -k 5 30 modprobe -r "$m"
-	done
-	rm -f "/lib/modules/$krel/updates/"*.ko
-	# A module that cannot be installed fails the set: the in-tree one
-	# would load in its place and be measured under this set's name.
+# set_modules SET: the modules of this project that module set SET puts in
+# place of the in-tree ones, by name, on stdout; an unknown set fails.
+#   c:    none (the in-tree rdma_rxe, rdma_ucm, ib_cm)
+#   rust: rdma_rxe, rdma_ucm
+#   rxe, ucma: that one of the two, beside the other's C module (the
+#         profiling scenarios tell with them which module a difference
+#         comes from; ucma is also a test set: ucma over the C rxe)
+#   cm:   ib_cm (the in-tree rdma_cm and rdma_ucm over it)
+#   full: rdma_rxe, rdma_ucm, ib_cm
+#   bench: none at boot (the benchmark's scenarios switch sets themselves)
+set_modules() {
 	case $1 in
-	c) ;;
-	rust) cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$krel/updates/" || return 1 ;;
-	rxe) cp "$RUST_KO_DIR"/rdma_rxe.ko "/lib/modules/$krel/updates/" || return 1 ;;
-	ucma) cp "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$krel/updates/" || return 1 ;;
-	*) echo "bench_use_set: no set $1" >&2; return 1 ;;
+	c|bench) ;;
+	rust) echo rdma_rxe rdma_ucm ;;
+	rxe) echo rdma_rxe ;;
+	ucma) echo rdma_ucm ;;
+	cm) echo ib_cm ;;
+	full) echo rdma_rxe rdma_ucm ib_cm ;;
+	*) echo "no module set $1" >&2; return 1 ;;
 	esac
+}
+
+# install_set SET: /lib/modules/$(uname -r)/updates holds SET's modules
+# from RUST_KO_DIR and nothing else, and depmod ran (depmod prefers
+# updates/ over the in-tree module of the same name). A module that
+# cannot be copied fails the set: the in-tree one would load in its place
+# and be tested or measured under the set's name. The reason is on stderr.
+install_set() {
+	local dir m mods
+	dir=/lib/modules/$(uname -r)/updates
+	mods=$(set_modules "$1") || return 1
+	mkdir -p "$dir" && rm -f "$dir"/*.ko || return 1
+	for m in $mods; do
+		cp "$RUST_KO_DIR/$m.ko" "$dir/" || return 1
+	done
 	depmod -a
+}
+
+# unload_rdma: rxe0 deleted and rdma_ucm, rdma_cm, ib_cm, rdma_rxe unloaded,
+# top down by name (modprobe -r left ib_cm loaded after the c set, and the
+# cm set replaces it). A module still referenced a moment after its last
+# user (the C rdma_rxe after cmtime) gets 10 s. Fails, with UP_WHY set,
+# when one stays: the next set's module of that name would not load and
+# this one would be measured in its place.
+unload_rdma() {
+	local m left
+	timeout -k 5 30 rdma link delete rxe0 2>/dev/null
+	for _ in $(seq 20); do
+		left=
+		for m in rdma_ucm rdma_cm ib_cm rdma_rxe; do
+			[ -e "/sys/module/$m" ] || continue
+			timeout -k 5 30 modprobe -r "$m" 2>/dev/null ||
+				left="$left $m (refcnt $(cat "/sys/module/$m/refcnt" 2>/dev/null))"
+		done
+		[ -z "$left" ] && return 0
+		sleep 0.5
+	done
+	UP_WHY="the previous set's modules did not unload:$left"
+	return 1
+}
+
+# bench_use_set SET: for the bench kernel's profiling scenarios, which
+# switch module sets in one boot (c, rust, rxe, ucma: set_modules): the
+# RDMA modules unloaded, SET's installed and loaded, rxe0 added on eth0 and
+# its RoCE v2 GID for $MYIP waited for.
+bench_use_set() {
+	unload_rdma || { echo "$UP_WHY" >&2; return 1; }
+	install_set "$1" || return 1
 	modprobe ib_uverbs && modprobe rdma_rxe && modprobe rdma_ucm || return 1
 	rdma link add rxe0 type rxe netdev eth0 || return 1
 	wait_gid rxe0 "$MYIP"
+}
+
+# bench_drop_set: at a benchmark scenario's end, the boot's in-tree
+# modules back (rxe0 deleted, this project's unloaded and uninstalled).
+bench_drop_set() {
+	unload_rdma || echo "$UP_WHY" >&2
+	install_set c
 }
 
 # perftest_result OUT SIZE: for the benchmark's scenarios, the figures a
@@ -296,11 +346,16 @@ run_scenarios() {
 		stamp "$s" started
 		mkdir -p "/tmp/scenario/$s"
 		limit=$(scenario_limit "$RRXE_REPO/tests/scenarios/$s.sh")
-		timeout -k 10 "$limit" bash -c \
-			'. "$RRXE_REPO/tests/guest/lib.sh"; cd "$2" || exit 1; '"$trace"'. "$1"' _ \
-			"$RRXE_REPO/tests/scenarios/$s.sh" "/tmp/scenario/$s" "$OUT/$s.trace" \
-			>"$OUT/$s.log" 2>&1 </dev/null
-		rc=$?
+		if [ -n "${SET_WHY:-}" ]; then
+			echo "$SET_WHY" >"$OUT/$s.log"
+			rc=1
+		else
+			timeout -k 10 "$limit" bash -c \
+				'. "$RRXE_REPO/tests/guest/lib.sh"; cd "$2" || exit 1; '"$trace"'. "$1"' _ \
+				"$RRXE_REPO/tests/scenarios/$s.sh" "/tmp/scenario/$s" "$OUT/$s.trace" \
+				>"$OUT/$s.log" 2>&1 </dev/null
+			rc=$?
+		fi
 		stamp "$s" ran
 		# Leftover servers of this scenario must not leak into the next one.
 		kill_leftovers

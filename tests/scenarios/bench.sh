@@ -52,34 +52,11 @@ why() { # RC FILE
 	esac
 }
 
-# use_set c|rust|cm: this guest's RDMA modules become the set's (this
-# project's in updates/, which depmod prefers, or none there for the in-tree
-# ones).
+# use_set c|rust|cm: this guest's RDMA modules become the set's
+# (unload_rdma, install_set: lib.sh).
 use_set() {
-	local m left
-	timeout -k 5 30 rdma link delete rxe0 2>/dev/null
-	# Top down, rdma_ucm's dependencies by name: modprobe -r left ib_cm
-	# loaded after the c set, and the cm set replaces it. A module still
-	# referenced a moment after its last user (the C rdma_rxe after
-	# cmtime) gets 10 s.
-	for _ in $(seq 20); do
-		left=
-		for m in rdma_ucm rdma_cm ib_cm rdma_rxe; do
-			[ -e "/sys/module/$m" ] || continue
-			timeout -k 5 30 modprobe -r "$m" 2>/dev/null ||
-				left="$left $m (refcnt $(cat "/sys/module/$m/refcnt" 2>/dev/null))"
-		done
-		[ -z "$left" ] && break
-		sleep 0.5
-	done
-	# Else the other set's module would stay and be measured as this one.
-	[ -z "$left" ] || { UP_WHY="the previous set's modules did not unload:$left"; return 1; }
-	rm -f "/lib/modules/$KREL/updates/"*.ko
-	case $1 in
-	rust) cp "$RUST_KO_DIR"/rdma_rxe.ko "$RUST_KO_DIR"/rdma_ucm.ko "/lib/modules/$KREL/updates/" ;;
-	cm) cp "$RUST_KO_DIR"/ib_cm.ko "/lib/modules/$KREL/updates/" ;;
-	esac
-	depmod -a
+	unload_rdma || return 1
+	install_set "$1" || { UP_WHY="module set $1 not installed"; return 1; }
 	timeout -k 5 60 sh -c 'modprobe ib_uverbs && modprobe rdma_rxe && modprobe rdma_ucm' ||
 		{ UP_WHY="modprobe failed"; return 1; }
 	timeout -k 5 30 rdma link add rxe0 type rxe netdev eth0 ||
@@ -395,8 +372,6 @@ for ROUND in $(seq "$BENCH_ROUNDS"); do
 		barrier "end.$SET.$ROUND" 600 >/dev/null
 	done
 done
-rdma link delete rxe0 2>/dev/null
-modprobe -r rdma_ucm rdma_rxe 2>/dev/null
-rm -f "/lib/modules/$KREL/updates/"*.ko
+bench_drop_set
 say "done"
 exit 0

@@ -8,7 +8,6 @@
 # It needs librdmacm's headers (librdmacm-dev) on the host, whose root the
 # guests share; gcc builds cmlat in guest b.
 # timeout: 900
-KREL=$(uname -r)
 OUT=$RUN/$ROLE/cmlat
 mkdir -p "$OUT"
 cd /tmp || exit 1
@@ -43,7 +42,5 @@ for R in 1 2; do
 		barrier "end.$SET.$R" 120 >/dev/null
 	done
 done
-rdma link delete rxe0 2>/dev/null
-modprobe -r rdma_ucm rdma_rxe 2>/dev/null
-rm -f "/lib/modules/$KREL/updates/"*.ko
+bench_drop_set
 exit 0

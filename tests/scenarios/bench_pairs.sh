@@ -18,7 +18,6 @@
 #   RRXE_GUEST_APPEND="tsc_early_khz=<host kHz>" tests/guest/run-pair.sh \
 #       RUNDIR "$KB" "$MOD" bench bench bench_pairs
 # timeout: 1800
-KREL=$(uname -r)
 OP=${PROF_OP:-send} SIZE=${PROF_SIZE:-4096} ITERS=${PROF_ITERS:-2000}
 KIND=${PROF_KIND:-bw}
 # Unquoted where used: words of perftest options.
@@ -81,7 +80,5 @@ if [ "$ROLE" = b ]; then
 			awk -v p="$PAIR" -v u="$UNIT" '{ v[NR] = $1 } END { if (NR) printf "median %s %.2f %s (%d rounds)\n", p, (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, u, NR }'
 	done | tee -a "$OUT/bw.txt"
 fi
-rdma link delete rxe0 2>/dev/null
-modprobe -r rdma_ucm rdma_rxe 2>/dev/null
-rm -f "/lib/modules/$KREL/updates/"*.ko
+bench_drop_set
 exit 0

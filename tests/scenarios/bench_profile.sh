@@ -43,7 +43,6 @@
 # keep <set>.kallsyms, for a profiler on the host that reads the guest code
 # QEMU translated (QEMU >= 8.1's -perfmap; Documentation/benchmarks.rst).
 # timeout: 900
-KREL=$(uname -r)
 OP=${PROF_OP:-send} KIND=${PROF_KIND:-bw} SIZE=${PROF_SIZE:-65536} ITERS=${PROF_ITERS:-1000}
 LOOPBACK=${PROF_LOOPBACK:-}
 # user nice system idle iowait irq softirq of the cpu line.
@@ -236,7 +235,5 @@ for SET in ${PROF_SETS:-c rust}; do
 	rm -f /tmp/perf.data
 	barrier "end.$TAG" 120 >/dev/null
 done
-rdma link delete rxe0 2>/dev/null
-modprobe -r rdma_ucm rdma_rxe 2>/dev/null
-rm -f "/lib/modules/$KREL/updates/"*.ko
+bench_drop_set
 exit 0
