@@ -1067,7 +1067,8 @@ fn create(
             ssn: AtomicU32::new(0),
             mcg_num: AtomicU32::new(0),
             valid: AtomicBool::new(true),
-            io <- QpIo::new(),
+            // A kernel QP's tasks only on the workqueue, as C's.
+            io <- QpIo::new(*is_user),
             rc <- crate::rc::Rc::new(),
             rc_timer <- kernel::time::hrtimer::HrTimer::new(),
             _release: release,

@@ -124,11 +124,13 @@ const REQS: u8 = 1;
 const RESPS: u8 = 2;
 
 impl QpIo {
-    /// Idle tasks, empty queues.
-    pub(crate) fn new() -> impl PinInit<Self, Error> {
+    /// Idle tasks, empty queues; the tasks may run on the driver's
+    /// threads if `threads` (a user QP's), else only on its workqueue
+    /// ([`Task::new`]).
+    pub(crate) fn new(threads: bool) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
-            send_task: Task::new()?,
-            recv_task: Task::new()?,
+            send_task: Task::new(threads)?,
+            recv_task: Task::new(threads)?,
             req_pkts <- new_spinlock_irq!(PktQueue::new(), "rxe_qp_req_pkts"),
             resp_pkts <- new_spinlock_irq!(PktQueue::new(), "rxe_qp_resp_pkts"),
             queued: AtomicU8::new(0),

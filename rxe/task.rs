@@ -16,6 +16,8 @@
 //! [`MAX_ITERATIONS`] times; if there is more, the task is queued again
 //! behind the other work of the queue instead of holding the CPU (fairness
 //! across QPs, no busy loop).
+//! A user QP's task goes to one of the driver's threads when that is idle
+//! ([`THREADS`]), a kernel QP's always to the workqueue ([`WQ`]).
 //! [`Task::run_here`] runs an idle task in the caller's context instead,
 //! for a few calls, and leaves the rest to a later run.
 //!
@@ -67,9 +69,10 @@ use kernel::{
 pub(crate) static WQ: ModuleQueue = ModuleQueue::new();
 
 /// The driver's own threads (`rxe_task/<n>`, one per CPU online when the
-/// module loads; a task runs on the one its address hashes to). A task
-/// woken while its thread is idle runs there; one woken while its thread
-/// runs another task goes to [`WQ`], as all do in C. The threads are of normal policy
+/// module loads; a task runs on the one its address hashes to). A user
+/// QP's task woken while its thread is idle runs there; one woken while
+/// its thread runs another task, and every kernel QP's, goes to [`WQ`],
+/// as all do in C. The threads are of normal policy
 /// at nice 0, as the workqueue's workers, but ask for a short scheduler
 /// slice ([`THREAD_SLICE_NS`]). The module starts them before any device
 /// exists and stops them after the last one.
@@ -164,6 +167,15 @@ pub(crate) struct Task<T: Send + Sync + 'static, F: TaskFn<T>> {
     owner: ArcSlot<T>,
     /// A [`State`].
     state: AtomicU8,
+    /// Whether a run may go to [`THREADS`] (a user QP's task); a kernel
+    /// QP's always goes to [`WQ`], as every task does in C: the threads'
+    /// preemption is for an application busy-polling its CQ, and a
+    /// kernel QP's consumer is a CQ callback (the MAD layer's, a ULP's).
+    /// On the threads, the GSI QP's MADs of a burst of connections each
+    /// woke a thread that preempted the caller: about three context
+    /// switches a connection more than C's (Documentation/benchmarks.rst,
+    /// "The GSI QP's tasks").
+    threads: bool,
     _f: PhantomData<F>,
 }
 
@@ -188,14 +200,16 @@ impl_has_work! {
 const _: () = assert!(size_of::<Task<crate::qp::Qp, crate::qp_io::Sender>>() + 8 <= 96);
 
 impl<T: Send + Sync + 'static, F: TaskFn<T>> Task<T, F> {
-    /// A task running `F` on its owner, idle.
-    pub(crate) fn new() -> Result<Arc<Self>> {
+    /// A task running `F` on its owner, idle; on the driver's threads
+    /// when idle ones are there if `threads`, else on the workqueue only.
+    pub(crate) fn new(threads: bool) -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Self {
                 kwork <- KthreadWork::new(),
                 work <- new_work!("rxe_task"),
                 owner: ArcSlot::new(),
                 state: AtomicU8::new(State::Idle as u8),
+                threads,
                 _f: PhantomData,
             }),
             GFP_KERNEL,
@@ -253,14 +267,19 @@ impl<T: Send + Sync + 'static, F: TaskFn<T>> Task<T, F> {
         }
     }
 
-    /// Queues the task on its thread if that is idle, else on the
-    /// workqueue; `false` if there is no queue (the module is going away)
-    /// or it is queued already.
+    /// Queues the task on its thread if it may run there and that is
+    /// idle, else on the workqueue; `false` if there is no queue (the
+    /// module is going away) or it is queued already.
     fn enqueue(self: &Arc<Self>) -> bool {
-        match KthreadWork::queue_if_idle(self.clone()) {
-            Ok(()) => true,
-            Err(this) => matches!(WQ.get().map(|q| q.enqueue(this)), Some(Ok(()))),
-        }
+        let this = if self.threads {
+            match KthreadWork::queue_if_idle(self.clone()) {
+                Ok(()) => return true,
+                Err(this) => this,
+            }
+        } else {
+            self.clone()
+        };
+        matches!(WQ.get().map(|q| q.enqueue(this)), Some(Ok(())))
     }
 
     /// A reserved task that cannot be queued is idle again, or drained for
