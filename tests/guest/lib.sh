@@ -161,16 +161,24 @@ unload_rdma() {
 	return 1
 }
 
-# bench_use_set SET: for the bench kernel's profiling scenarios, which
-# switch module sets in one boot (c, rust, rxe, ucma: set_modules): the
-# RDMA modules unloaded, SET's installed and loaded, rxe0 added on eth0 and
-# its RoCE v2 GID for $MYIP waited for.
+# bench_use_set SET: for the benchmark's scenarios, which switch module
+# sets in one boot (c, rust, cm, rxe, ucma: set_modules): the RDMA modules
+# unloaded, SET's installed and loaded, rxe0 added on eth0, its RoCE v2 GID
+# for $MYIP there and its port ACTIVE. On failure UP_WHY says what failed.
 bench_use_set() {
-	unload_rdma || { echo "$UP_WHY" >&2; return 1; }
-	install_set "$1" || return 1
-	modprobe ib_uverbs && modprobe rdma_rxe && modprobe rdma_ucm || return 1
-	rdma link add rxe0 type rxe netdev eth0 || return 1
-	wait_gid rxe0 "$MYIP"
+	unload_rdma || return 1
+	install_set "$1" || { UP_WHY="module set $1 not installed"; return 1; }
+	timeout -k 5 60 sh -c 'modprobe ib_uverbs && modprobe rdma_rxe && modprobe rdma_ucm' ||
+		{ UP_WHY="modprobe failed"; return 1; }
+	timeout -k 5 30 rdma link add rxe0 type rxe netdev eth0 ||
+		{ UP_WHY="rdma link add failed"; return 1; }
+	wait_gid rxe0 "$MYIP" || { UP_WHY="no RoCE v2 GID for $MYIP"; return 1; }
+	for _ in $(seq 50); do
+		grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state && return 0
+		sleep 0.2
+	done
+	UP_WHY="port not ACTIVE"
+	return 1
 }
 
 # bench_drop_set: at a benchmark scenario's end, the boot's in-tree

@@ -52,24 +52,6 @@ why() { # RC FILE
 	esac
 }
 
-# use_set c|rust|cm: this guest's RDMA modules become the set's
-# (unload_rdma, install_set: lib.sh).
-use_set() {
-	unload_rdma || return 1
-	install_set "$1" || { UP_WHY="module set $1 not installed"; return 1; }
-	timeout -k 5 60 sh -c 'modprobe ib_uverbs && modprobe rdma_rxe && modprobe rdma_ucm' ||
-		{ UP_WHY="modprobe failed"; return 1; }
-	timeout -k 5 30 rdma link add rxe0 type rxe netdev eth0 ||
-		{ UP_WHY="rdma link add failed"; return 1; }
-	wait_gid rxe0 "$MYIP" || { UP_WHY="no RoCE v2 GID for $MYIP"; return 1; }
-	for _ in $(seq 50); do
-		grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state && return 0
-		sleep 0.2
-	done
-	UP_WHY="port not ACTIVE"
-	return 1
-}
-
 # hw_moved STEP BEFORE: what the step moved (BEFORE: hw_counters' lines then),
 # as "set,round,step,counter,delta" lines in $RUN/<role>/counters.csv: the
 # retransmissions, sequence errors and drops behind a slow transfer.
@@ -307,7 +289,7 @@ for ROUND in $(seq "$BENCH_ROUNDS"); do
 		# Both guests go on whether or not their rxe0 came up; each says
 		# how it went, and the round's measurements need both.
 		UP_WHY=
-		use_set "$SET" || say "set $SET: cannot bring up rxe0: $UP_WHY"
+		bench_use_set "$SET" || say "set $SET: cannot bring up rxe0: $UP_WHY"
 		# Not bench.up.*: the barrier's own files have those names.
 		echo "$UP_WHY" >"$SYNC/bench.upwhy.$SET.$ROUND.$ROLE"
 		barrier "up.$SET.$ROUND" 120 >/dev/null || exit 1

@@ -23,7 +23,7 @@ fi
 for R in 1 2; do
 	for SET in c rust; do
 		barrier "set.$SET.$R" 120 >/dev/null || exit 1
-		bench_use_set $SET || { echo "set $SET not up"; exit 1; }
+		bench_use_set "$SET" || { echo "set $SET not up: $UP_WHY"; exit 1; }
 		barrier "up.$SET.$R" 120 >/dev/null || exit 1
 		if [ "$ROLE" = b ]; then
 			await "ready.$SET.$R" 120 || exit 1

@@ -35,7 +35,7 @@ for R in $(seq "${PROF_ROUNDS:-2}"); do
 		TAG=${PAIR%/*}-${PAIR#*/}.$R
 		if [ "$ROLE" = a ]; then SET=${PAIR%/*}; else SET=${PAIR#*/}; fi
 		barrier "set.$TAG" 120 >/dev/null || exit 1
-		bench_use_set "$SET" || { echo "set $SET not up"; exit 1; }
+		bench_use_set "$SET" || { echo "set $SET not up: $UP_WHY"; exit 1; }
 		barrier "up.$TAG" 120 >/dev/null || exit 1
 		GIDX=$(gid_index_v4 rxe0 "$MYIP")
 		# PROF_REPEAT transfers a pair in a row, in the same load of the sets.

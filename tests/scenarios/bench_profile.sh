@@ -116,7 +116,7 @@ for SET in ${PROF_SETS:-c rust}; do
 	TAG=$SET
 	[ "${ROUNDS[$SET]}" -gt 1 ] && TAG=$SET.${ROUNDS[$SET]}
 	barrier "set.$TAG" 120 >/dev/null || exit 1
-	bench_use_set "$SET" || { say "set $SET not up"; exit 1; }
+	bench_use_set "$SET" || { say "set $SET not up: $UP_WHY"; exit 1; }
 	barrier "up.$TAG" 120 >/dev/null || exit 1
 	GIDX=$(gid_index_v4 rxe0 "$MYIP")
 	rm -f /tmp/*.counters
