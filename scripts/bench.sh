@@ -28,6 +28,11 @@
 # and the guests' address-space randomization"). The drivers run in the
 # kernel, whose own layout this does not change.
 # RRXE_GUEST_APPEND adds more guest kernel parameters.
+# RRXE_BENCH_CALLS=1 times each cmtime's calls into the RDMA devices on
+# both sides (tests/bench/calltrace.c, preloaded; files
+# run/{a,b}/bench/<set>.<round>[.warm].{srv,cli}.calls, read by
+# tests/bench/calltrace-report.py): for finding where a set's connect
+# step waits, off by default (it adds two clock reads a call).
 # RRXE_BENCH_MODDIR=DIR takes the rust set's rdma_rxe.ko, rdma_ucm.ko and
 # ib_cm.ko from DIR instead of building this checkout's: a yardstick, e.g.
 # the C modules built with one change (Documentation/benchmarks.rst, "The
@@ -54,7 +59,8 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 # matplotlib draws the figure; libibverbs-dev and gcc build objmem,
-# librdmacm-dev cmids (for tests/scenarios/bench_profile.sh's PROF_OP=cmids).
+# librdmacm-dev cmids and calltrace.so (for tests/scenarios/bench_profile.sh's
+# PROF_OP=cmids and PROF_CALLS=1).
 RRXE_EXTRA_PKGS="python3-matplotlib libibverbs-dev librdmacm-dev gcc" "$RRXE_REPO/scripts/setup.sh"
 KB=$("$RRXE_REPO/scripts/build-kernel.sh" bench)
 MODDIR=${RRXE_BENCH_MODDIR:-$("$RRXE_REPO/scripts/build-modules.sh" bench)}
@@ -67,6 +73,8 @@ gcc -O2 -Wall -Werror -o "$bin/objmem" "$RRXE_REPO/tests/bench/objmem.c" -libver
 # Not measured by the benchmark: a failure here only warns.
 gcc -O2 -Wall -Werror -o "$bin/cmids" "$RRXE_REPO/tests/bench/cmids.c" -lrdmacm ||
 	log "cannot build tests/bench/cmids.c (only bench_profile.sh's PROF_OP=cmids needs it)"
+gcc -O2 -Wall -Werror -shared -fPIC -o "$bin/calltrace.so" "$RRXE_REPO/tests/bench/calltrace.c" -ldl ||
+	log "cannot build tests/bench/calltrace.c (only bench_profile.sh's PROF_CALLS=1 needs it)"
 
 # Where and on what this ran.
 krel=$(ls "$KB/modinst/lib/modules")
@@ -107,7 +115,7 @@ log "benchmark: $rounds rounds, results in $out"
 start=$(date +%s)
 RRXE_LINK=$link \
 RRXE_GUEST_APPEND="$append" \
-RRXE_GUEST_ENV="export BENCH_ROUNDS=$rounds BENCH_BIN=$bin" \
+RRXE_GUEST_ENV="export BENCH_ROUNDS=$rounds BENCH_BIN=$bin${RRXE_BENCH_CALLS:+ BENCH_CALLS=1}" \
 RRXE_GUEST_TIMEOUT=3300 \
 	"$RRXE_REPO/tests/guest/run-pair.sh" "$out/run" "$KB" "$MODDIR" bench bench bench
 # A failed guest run still reports what it measured (and says it failed).

@@ -176,8 +176,16 @@ lat() { # TEST SIZE ITERS
 # "cmtime right after a module load"), which a machine without emulation
 # does not; the warm rows are the same work without that.
 cm_setup() {
-	local rc step us kind=cmtime${2:+_$2}
-	run2 "$kind" 240 cmtime -b "$MYIP" -c "$1" -- cmtime -s "$PEERIP" -c "$1"
+	local rc step us kind=cmtime${2:+_$2} ct_srv=() ct_cli=() ct
+	# BENCH_CALLS=1 (scripts/bench.sh's RRXE_BENCH_CALLS): each side's calls
+	# into the RDMA devices timed by tests/bench/calltrace.c, in
+	# <set>.<round>[.warm].{srv,cli}.calls (tests/bench/calltrace-report.py).
+	if [ -n "${BENCH_CALLS:-}" ]; then
+		ct="$SET.$ROUND${2:+.$2}"
+		ct_srv=(env LD_PRELOAD="$BENCH_BIN/calltrace.so" CALLTRACE_OUT="$PWD/$ct.srv.calls")
+		ct_cli=(env LD_PRELOAD="$BENCH_BIN/calltrace.so" CALLTRACE_OUT="$PWD/$ct.cli.calls")
+	fi
+	run2 "$kind" 240 "${ct_srv[@]}" cmtime -b "$MYIP" -c "$1" -- "${ct_cli[@]}" cmtime -s "$PEERIP" -c "$1"
 	rc=$?
 	[ "$ROLE" = b ] || return
 	if [ $rc != 0 ]; then

@@ -20,7 +20,9 @@
 # PROF_OP=cmtime profiles cmtime -c PROF_ITERS (server on a, client on b)
 # instead of a perftest (with PROF_WARM=N after an unmeasured cmtime -c N:
 # TCG translates a freshly loaded module's code the first time it runs,
-# a cost a cold cmtime pays in its steps); PROF_OP=objmem the creation and destruction of
+# a cost a cold cmtime pays in its steps; with PROF_CALLS=1 both sides'
+# calls into the RDMA devices are timed, tests/bench/calltrace.c, as
+# scripts/bench.sh builds it into BENCH_BIN); PROF_OP=objmem the creation and destruction of
 # PROF_ITERS QPs, then of as many MRs, on guest a alone (tests/bench/objmem
 # in BENCH_BIN, as scripts/bench.sh builds it, with each verb's median
 # time and /proc/slabinfo around each loop, <set>.slab.{qp,mr}.{0,1}, for
@@ -188,7 +190,14 @@ for SET in ${PROF_SETS:-c rust}; do
 		fi
 	elif [ "$OP" = cmtime ]; then
 		# Connection set-up through each set's rdma_ucm.
-		pair_run "" stop cmtime -b "$MYIP" -c "$ITERS" -- cmtime -s "$PEERIP" -c "$ITERS"
+		# PROF_CALLS=1: each side's calls into the RDMA devices timed by
+		# tests/bench/calltrace.c ($TAG.srv.calls, $TAG.cli.calls).
+		ct_srv=() ct_cli=()
+		if [ -n "${PROF_CALLS:-}" ]; then
+			ct_srv=(env LD_PRELOAD="${BENCH_BIN:-/nonexistent}/calltrace.so" CALLTRACE_OUT="$OUT/$TAG.srv.calls")
+			ct_cli=(env LD_PRELOAD="${BENCH_BIN:-/nonexistent}/calltrace.so" CALLTRACE_OUT="$OUT/$TAG.cli.calls")
+		fi
+		pair_run "" stop "${ct_srv[@]}" cmtime -b "$MYIP" -c "$ITERS" -- "${ct_cli[@]}" cmtime -s "$PEERIP" -c "$ITERS"
 	else
 		pair_run "" wait "${pt[@]}" -- "${pt[@]}" "$PEERIP"
 	fi
