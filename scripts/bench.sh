@@ -111,6 +111,8 @@ cmod=$KB/modinst/lib/modules/$krel/kernel/drivers/infiniband
 tsc_khz=$(awk '/^cpu MHz/ { printf "%d", $4 * 1000; exit }' /proc/cpuinfo)
 append="tsc_early_khz=$tsc_khz${randmaps:+ $randmaps}${RRXE_GUEST_APPEND:+ $RRXE_GUEST_APPEND}"
 echo "guest kernel parameters added: $append" >>"$out/env.txt"
+[ -z "${RRXE_BENCH_CALLS:-}" ] ||
+	echo "cmtime's calls timed on both sides (RRXE_BENCH_CALLS=1, tests/bench/calltrace.c)" >>"$out/env.txt"
 log "benchmark: $rounds rounds, results in $out"
 start=$(date +%s)
 RRXE_LINK=$link \
