@@ -126,11 +126,6 @@ void rrxe_consume_skb(struct sk_buff *skb)
 	consume_skb(skb);
 }
 
-int rrxe_skb_linearize(struct sk_buff *skb)
-{
-	return skb_linearize(skb);
-}
-
 struct sk_buff *rrxe_skb_clone_atomic(struct sk_buff *skb)
 {
 	return skb_clone(skb, GFP_ATOMIC);
@@ -141,44 +136,42 @@ unsigned char *rrxe_skb_data(const struct sk_buff *skb)
 	return skb->data;
 }
 
-struct net_device *rrxe_skb_dev(const struct sk_buff *skb)
-{
-	return skb->dev;
-}
-
 void rrxe_skb_pull(struct sk_buff *skb, unsigned int len)
 {
 	skb_pull(skb, len);
 }
 
-unsigned int rrxe_skb_udp_len(const struct sk_buff *skb)
-{
-	return udp_get_len_short(udp_hdr(skb));
-}
 
-__be16 rrxe_skb_protocol(const struct sk_buff *skb)
+int rrxe_udp_rx_take(struct sk_buff *skb, struct rrxe_udp_rx *rx)
 {
-	return skb->protocol;
-}
+	unsigned int ulen;
 
-__be32 rrxe_skb_ipv4_saddr(const struct sk_buff *skb)
-{
-	return ip_hdr(skb)->saddr;
-}
-
-__be32 rrxe_skb_ipv4_daddr(const struct sk_buff *skb)
-{
-	return ip_hdr(skb)->daddr;
-}
-
-const struct in6_addr *rrxe_skb_ipv6_saddr(const struct sk_buff *skb)
-{
-	return &ipv6_hdr(skb)->saddr;
-}
-
-const struct in6_addr *rrxe_skb_ipv6_daddr(const struct sk_buff *skb)
-{
-	return &ipv6_hdr(skb)->daddr;
+	rx->dev = skb->dev;
+	if (!rx->dev)
+		return -ENODEV;
+	if (skb_linearize(skb))
+		return -ENOMEM;
+	switch (skb->protocol) {
+	case htons(ETH_P_IP):
+		rx->ipv6 = false;
+		memcpy(rx->saddr, &ip_hdr(skb)->saddr, 4);
+		memcpy(rx->daddr, &ip_hdr(skb)->daddr, 4);
+		break;
+	case htons(ETH_P_IPV6):
+		rx->ipv6 = true;
+		memcpy(rx->saddr, &ipv6_hdr(skb)->saddr, 16);
+		memcpy(rx->daddr, &ipv6_hdr(skb)->daddr, 16);
+		break;
+	default:
+		return -EPROTONOSUPPORT;
+	}
+	/* The UDP layer trimmed the skb to the UDP length, header included. */
+	ulen = udp_get_len_short(udp_hdr(skb));
+	if (ulen < sizeof(struct udphdr) || skb_headlen(skb) < sizeof(struct udphdr))
+		return -EINVAL;
+	rx->paylen = ulen - sizeof(struct udphdr);
+	__skb_pull(skb, sizeof(struct udphdr));
+	return 0;
 }
 
 struct sk_buff *rrxe_alloc_tx_skb(struct net_device *ndev, unsigned int hdr_len,

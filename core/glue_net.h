@@ -38,19 +38,32 @@ void rrxe_udp_tunnel_release(struct sock *sk);
 /* struct sk_buff. */
 void rrxe_kfree_skb(struct sk_buff *skb);
 void rrxe_consume_skb(struct sk_buff *skb);
-int rrxe_skb_linearize(struct sk_buff *skb);
 struct sk_buff *rrxe_skb_clone_atomic(struct sk_buff *skb);
 unsigned char *rrxe_skb_data(const struct sk_buff *skb);
-struct net_device *rrxe_skb_dev(const struct sk_buff *skb);
 void rrxe_skb_pull(struct sk_buff *skb, unsigned int len);
-/* The UDP length of a received datagram (udp_hdr(skb)->len). */
-unsigned int rrxe_skb_udp_len(const struct sk_buff *skb);
-/* skb->protocol: ETH_P_IP or ETH_P_IPV6 (network order). */
-__be16 rrxe_skb_protocol(const struct sk_buff *skb);
-__be32 rrxe_skb_ipv4_saddr(const struct sk_buff *skb);
-__be32 rrxe_skb_ipv4_daddr(const struct sk_buff *skb);
-const struct in6_addr *rrxe_skb_ipv6_saddr(const struct sk_buff *skb);
-const struct in6_addr *rrxe_skb_ipv6_daddr(const struct sk_buff *skb);
+
+/* What a UDP tunnel's receiver reads of a datagram (rrxe_udp_rx_take()). */
+struct rrxe_udp_rx {
+	/* skb->dev: the device it came in on, valid in the receive softirq. */
+	struct net_device *dev;
+	/* The UDP payload's length (the UDP length less its header). */
+	unsigned int paylen;
+	/* IPv6 (16 address bytes) or IPv4 (the first 4 bytes). */
+	bool ipv6;
+	u8 saddr[16];
+	u8 daddr[16];
+};
+
+/*
+ * A received UDP datagram as encap_rcv gets it (data at the UDP header),
+ * taken for a tunnel: made linear (skb_linearize()), read into @rx, its
+ * UDP header pulled. 0, or -ENODEV (no device), -ENOMEM (cannot be made
+ * linear), -EPROTONOSUPPORT (neither IPv4 nor IPv6) or -EINVAL (shorter
+ * than a UDP header); the skb is the caller's either way. Not a one-line
+ * forward: one call a packet instead of one a field, on the receive path
+ * every packet takes.
+ */
+int rrxe_udp_rx_take(struct sk_buff *skb, struct rrxe_udp_rx *rx);
 
 /*
  * Transmit. rrxe_alloc_tx_skb() is rxe_init_packet()'s allocation: room for

@@ -139,13 +139,6 @@ impl Skb {
         (id != 0xffff).then_some(id)
     }
 
-    /// Makes all the data linear (`skb_linearize`); `ENOMEM` if it cannot.
-    #[inline]
-    pub fn linearize(&mut self) -> Result {
-        // SAFETY: the skb is valid and owned.
-        kernel::error::to_result(unsafe { bindings::rrxe_skb_linearize(self.as_raw()) })
-    }
-
     /// Removes `n` bytes from the start of the linear data (`skb_pull`);
     /// `EINVAL` if the linear part is shorter.
     #[inline]

@@ -43,10 +43,6 @@ use kernel::{
     },
 };
 
-/// `ETH_P_IP`.
-const ETH_P_IP: u16 = 0x0800;
-/// `ETH_P_IPV6`.
-const ETH_P_IPV6: u16 = 0x86dd;
 /// Ethernet, UDP, IPv4 and IPv6 header sizes (`rxe_init_packet`'s room).
 const ETH_HLEN: u32 = 14;
 const UDP_HLEN: u32 = 8;
@@ -88,51 +84,44 @@ pub struct Datagram {
 impl Datagram {
     /// Takes a datagram as the UDP layer hands it to `encap_rcv`: data at
     /// the UDP header, linear or not. Linearises it and pulls the UDP
-    /// header; `None` (the skb dropped) if that cannot be done.
+    /// header, and returns it with the device it came in on; `None` (the
+    /// skb dropped) if that cannot be done. One glue call a packet
+    /// (`rrxe_udp_rx_take`), not one a field: every packet takes this path.
     ///
     /// # Safety
     ///
     /// `skb` must be a received IPv4 or IPv6 UDP datagram (network and
-    /// transport headers set, data at the UDP header).
+    /// transport headers set, data at the UDP header), in the receive
+    /// softirq (RCU read side), where its device stays valid.
     #[inline]
-    unsafe fn from_encap(mut skb: Skb) -> Option<Self> {
-        skb.linearize().ok()?;
-        let raw = skb.as_raw();
-        // SAFETY: a received UDP datagram (caller), now linear.
-        let (proto, ulen) = unsafe {
-            (
-                u16::from_be(bindings::rrxe_skb_protocol(raw)),
-                bindings::rrxe_skb_udp_len(raw),
-            )
+    unsafe fn from_encap(skb: Skb) -> Option<(*mut bindings::net_device, Self)> {
+        let mut rx = core::mem::MaybeUninit::<bindings::rrxe_udp_rx>::uninit();
+        // SAFETY: the skb is valid and owned; `rx` is written before a 0
+        // return.
+        if unsafe { bindings::rrxe_udp_rx_take(skb.as_raw(), rx.as_mut_ptr()) } != 0 {
+            return None;
+        }
+        // SAFETY: 0 was returned: every field was written.
+        let rx = unsafe { rx.assume_init() };
+        let (saddr, daddr) = if rx.ipv6 {
+            (IpAddr::V6(rx.saddr), IpAddr::V6(rx.daddr))
+        } else {
+            // An IPv4 address is the first four bytes.
+            let v4 = |a: [u8; 16]| {
+                let [a0, a1, a2, a3, ..] = a;
+                IpAddr::V4([a0, a1, a2, a3])
+            };
+            (v4(rx.saddr), v4(rx.daddr))
         };
-        let (saddr, daddr) = match proto {
-            // SAFETY: an IPv4 datagram has its IP header at the network header.
-            ETH_P_IP => unsafe {
-                (
-                    IpAddr::V4(bindings::rrxe_skb_ipv4_saddr(raw).to_ne_bytes()),
-                    IpAddr::V4(bindings::rrxe_skb_ipv4_daddr(raw).to_ne_bytes()),
-                )
+        Some((
+            rx.dev,
+            Self {
+                skb,
+                paylen: rx.paylen,
+                saddr,
+                daddr,
             },
-            // SAFETY: an IPv6 datagram has its IP header at the network
-            // header; the addresses are 16 readable bytes.
-            ETH_P_IPV6 => unsafe {
-                (
-                    IpAddr::V6((*bindings::rrxe_skb_ipv6_saddr(raw)).in6_u.u6_addr8),
-                    IpAddr::V6((*bindings::rrxe_skb_ipv6_daddr(raw)).in6_u.u6_addr8),
-                )
-            },
-            _ => return None,
-        };
-        // The UDP layer trimmed the skb to the UDP length, which includes
-        // the header; anything shorter than a header was refused before.
-        let paylen = ulen.checked_sub(UDP_HLEN)?;
-        skb.pull(UDP_HLEN).ok()?;
-        Some(Self {
-            skb,
-            paylen,
-            saddr,
-            daddr,
-        })
+        ))
     }
 }
 
@@ -203,16 +192,13 @@ impl<H: EncapRecv> UdpTunnel<H> {
         };
         // SAFETY: the skb is given to us (0 is returned: consumed).
         let skb = unsafe { Skb::from_raw(skb) };
-        // SAFETY: the skb is valid; a received skb has its device, valid in
-        // the receive softirq (RCU read side) this runs in.
-        let ndev = unsafe { bindings::rrxe_skb_dev(skb.as_raw()) };
-        if ndev.is_null() {
-            return 0;
-        }
-        // SAFETY: as above, for the duration of the call.
-        let ndev = unsafe { NetDevice::from_raw(ndev) };
-        // SAFETY: the UDP layer hands `encap_rcv` received UDP datagrams.
-        if let Some(dgram) = unsafe { Datagram::from_encap(skb) } {
+        // SAFETY: the UDP layer hands `encap_rcv` received UDP datagrams,
+        // in the receive softirq.
+        if let Some((ndev, dgram)) = unsafe { Datagram::from_encap(skb) } {
+            // SAFETY: a received skb's device (not null: checked by
+            // `from_encap`), valid in the receive softirq (RCU read side)
+            // this runs in, for the duration of the call.
+            let ndev = unsafe { NetDevice::from_raw(ndev) };
             H::recv(ndev, dgram);
         }
         0
