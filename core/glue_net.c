@@ -141,7 +141,6 @@ void rrxe_skb_pull(struct sk_buff *skb, unsigned int len)
 	skb_pull(skb, len);
 }
 
-
 int rrxe_udp_rx_take(struct sk_buff *skb, struct rrxe_udp_rx *rx)
 {
 	unsigned int ulen;
