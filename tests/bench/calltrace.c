@@ -184,47 +184,38 @@ static void note_fd(int fd, const char *path)
 		fd_kind[fd] = 0;
 }
 
+/* The mode open() and openat() take after @last with O_CREAT or O_TMPFILE. */
+#define OPEN_MODE(flags, last)                                      \
+	({                                                          \
+		mode_t m = 0;                                       \
+		va_list ap;                                         \
+		va_start(ap, last);                                 \
+		if ((flags) & (O_CREAT | O_TMPFILE))                \
+			m = va_arg(ap, mode_t);                     \
+		va_end(ap);                                         \
+		m;                                                  \
+	})
+
 int open(const char *path, int flags, ...)
 {
-	mode_t mode = 0;
-	va_list ap;
-	int fd;
+	int fd = real_open(path, flags, OPEN_MODE(flags, flags));
 
-	va_start(ap, flags);
-	if (flags & (O_CREAT | O_TMPFILE))
-		mode = va_arg(ap, mode_t);
-	va_end(ap);
-	fd = real_open(path, flags, mode);
 	note_fd(fd, path);
 	return fd;
 }
 
 int open64(const char *path, int flags, ...)
 {
-	mode_t mode = 0;
-	va_list ap;
-	int fd;
+	int fd = real_open64(path, flags, OPEN_MODE(flags, flags));
 
-	va_start(ap, flags);
-	if (flags & (O_CREAT | O_TMPFILE))
-		mode = va_arg(ap, mode_t);
-	va_end(ap);
-	fd = real_open64(path, flags, mode);
 	note_fd(fd, path);
 	return fd;
 }
 
 int openat(int dirfd, const char *path, int flags, ...)
 {
-	mode_t mode = 0;
-	va_list ap;
-	int fd;
+	int fd = real_openat(dirfd, path, flags, OPEN_MODE(flags, flags));
 
-	va_start(ap, flags);
-	if (flags & (O_CREAT | O_TMPFILE))
-		mode = va_arg(ap, mode_t);
-	va_end(ap);
-	fd = real_openat(dirfd, path, flags, mode);
 	note_fd(fd, path);
 	return fd;
 }
