@@ -10,7 +10,9 @@
  * rdma_destroy_qp and rdma_destroy_id, are stored with their thread, start
  * and end (CLOCK_MONOTONIC, ns) and result in a buffer in memory; the buffer
  * is written to $CALLTRACE_OUT at exit or on SIGTERM (cmtime's server is
- * stopped with it), one call a line:
+ * stopped with it; written from the handler with stdio, which is not
+ * async-signal-safe: good enough for a server whose threads wait in the
+ * kernel when it is stopped, not for general use), one call a line:
  *	tid start_ns end_ns kind code result
  * kind: ucma (code: the RDMA_USER_CM_CMD_ number; for GET_EVENT the
  * event's number is added as "+event"), uverbs-write (the command number),
