@@ -5,7 +5,8 @@
  * set makes slower (cmtime's connect step: which thread waits where).
  *
  * Each write() and ioctl() on /dev/infiniband/rdma_cm or uverbs*, each
- * mmap()/munmap() of the process, and cmtime's own calls of librdmacm's
+ * mmap() of a uverbs file and each munmap() of the process (the queues'
+ * unmapping among them), and cmtime's own calls of librdmacm's
  * rdma_create_qp, rdma_accept, rdma_connect, rdma_disconnect,
  * rdma_destroy_qp and rdma_destroy_id, are stored with their thread, start
  * and end (CLOCK_MONOTONIC, ns) and result in a buffer in memory; the buffer
