@@ -181,6 +181,15 @@ bench_use_set() {
 	return 1
 }
 
+# calltrace_prefix ARRAY FILE: ARRAY becomes the command prefix that runs a
+# librdmacm program with tests/bench/calltrace.c preloaded (as
+# scripts/bench.sh builds it into BENCH_BIN), its calls into the RDMA
+# devices written to FILE at its end (tests/bench/calltrace-report.py).
+calltrace_prefix() {
+	local -n prefix=$1
+	prefix=(env LD_PRELOAD="${BENCH_BIN:-/nonexistent}/calltrace.so" CALLTRACE_OUT="$2")
+}
+
 # bench_drop_set: at a benchmark scenario's end, the boot's in-tree
 # modules back (rxe0 deleted, this project's unloaded and uninstalled).
 bench_drop_set() {

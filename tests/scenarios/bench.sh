@@ -182,8 +182,8 @@ cm_setup() {
 	# <set>.<round>[.warm].{srv,cli}.calls (tests/bench/calltrace-report.py).
 	if [ -n "${BENCH_CALLS:-}" ]; then
 		ct="$SET.$ROUND${2:+.$2}"
-		ct_srv=(env LD_PRELOAD="$BENCH_BIN/calltrace.so" CALLTRACE_OUT="$PWD/$ct.srv.calls")
-		ct_cli=(env LD_PRELOAD="$BENCH_BIN/calltrace.so" CALLTRACE_OUT="$PWD/$ct.cli.calls")
+		calltrace_prefix ct_srv "$PWD/$ct.srv.calls"
+		calltrace_prefix ct_cli "$PWD/$ct.cli.calls"
 	fi
 	run2 "$kind" 240 "${ct_srv[@]}" cmtime -b "$MYIP" -c "$1" -- "${ct_cli[@]}" cmtime -s "$PEERIP" -c "$1"
 	rc=$?

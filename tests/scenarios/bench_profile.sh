@@ -194,8 +194,8 @@ for SET in ${PROF_SETS:-c rust}; do
 		# tests/bench/calltrace.c ($TAG.srv.calls, $TAG.cli.calls).
 		ct_srv=() ct_cli=()
 		if [ -n "${PROF_CALLS:-}" ]; then
-			ct_srv=(env LD_PRELOAD="${BENCH_BIN:-/nonexistent}/calltrace.so" CALLTRACE_OUT="$OUT/$TAG.srv.calls")
-			ct_cli=(env LD_PRELOAD="${BENCH_BIN:-/nonexistent}/calltrace.so" CALLTRACE_OUT="$OUT/$TAG.cli.calls")
+			calltrace_prefix ct_srv "$OUT/$TAG.srv.calls"
+			calltrace_prefix ct_cli "$OUT/$TAG.cli.calls"
 		fi
 		pair_run "" stop "${ct_srv[@]}" cmtime -b "$MYIP" -c "$ITERS" -- "${ct_cli[@]}" cmtime -s "$PEERIP" -c "$ITERS"
 	else
