@@ -489,21 +489,27 @@ pub(crate) const QUERY_PATH_RESP_HDR: usize = 8;
 /// `IB_PATH_GMP | IB_PATH_PRIMARY | IB_PATH_BIDIRECTIONAL`.
 pub(crate) const PATH_FLAGS_PRIMARY_GMP_BIDI: u32 = 1 | (1 << 1) | (1 << 3) | (1 << 5);
 
-/// Encodes QUERY_PATH's response for a buffer of `out_len` bytes: as many
-/// packed path records as fit. Returns the number of bytes to copy out.
-pub(crate) fn encode_query_path(out: &mut [u8], num_paths: u32, packed: &[[u8; 64]]) -> usize {
+/// Encodes QUERY_PATH's response into `out`, the buffer of the size user
+/// space offered: as many packed path records as fit, taken from `packed`
+/// only as far as they do. Returns the number of bytes to copy out.
+pub(crate) fn encode_query_path(
+    out: &mut [u8],
+    num_paths: u32,
+    packed: impl IntoIterator<Item = [u8; 64]>,
+) -> usize {
     let mut w = Wr(out);
     w.u32(0, num_paths);
+    let mut packed = packed.into_iter();
     let mut len = QUERY_PATH_RESP_HDR;
-    for rec in packed {
-        let Some(end) = len.checked_add(PATH_REC_DATA_SIZE) else {
+    while let Some(end) = len
+        .checked_add(PATH_REC_DATA_SIZE)
+        .filter(|&end| end <= w.0.len())
+    {
+        let Some(rec) = packed.next() else {
             break;
         };
-        if end > w.0.len() {
-            break;
-        }
         w.u32(len, PATH_FLAGS_PRIMARY_GMP_BIDI);
-        w.bytes(len + 8, rec);
+        w.bytes(len + 8, &rec);
         len = end;
     }
     len
@@ -1177,11 +1183,11 @@ mod tests {
     fn query_path_fits_the_buffer() {
         let recs = [[1u8; 64], [2u8; 64]];
         let mut out = [0u8; 8 + 72];
-        assert_eq!(encode_query_path(&mut out, 2, &recs), 80);
+        assert_eq!(encode_query_path(&mut out, 2, recs), 80);
         assert_eq!(&out[..4], &2u32.to_ne_bytes());
         assert_eq!(out[16], 1);
         let mut out = [0u8; 8 + 72 * 6];
-        assert_eq!(encode_query_path(&mut out, 2, &recs), 8 + 144);
+        assert_eq!(encode_query_path(&mut out, 2, recs), 8 + 144);
     }
 
     #[test]

@@ -285,10 +285,9 @@ impl UcmaFile {
             }
             abi::QUERY_PATH => {
                 out_at_least(out_len, abi::QUERY_PATH_RESP_HDR)?;
-                let max = (out - abi::QUERY_PATH_RESP_HDR) / abi::PATH_REC_DATA_SIZE;
-                let (num, packed) = cm.packed_paths(max)?;
+                let (num, packed) = cm.packed_paths();
                 let mut v = KVec::from_elem(0u8, out, GFP_KERNEL)?;
-                let len = abi::encode_query_path(&mut v, num, &packed);
+                let len = abi::encode_query_path(&mut v, num, packed);
                 v.truncate(len);
                 Ok(Some(v))
             }

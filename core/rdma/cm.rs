@@ -582,24 +582,24 @@ impl<T: CmHandler> CmId<T> {
         info
     }
 
-    /// The number of paths and the first paths packed in wire format
-    /// (QUERY_PATH); at most `max` are packed.
-    pub fn packed_paths(&self, max: usize) -> Result<(u32, KVec<[u8; PACKED_PATH_REC_SIZE]>)> {
+    /// The number of paths, and the paths in wire format (QUERY_PATH), each
+    /// packed as the iterator reaches it.
+    pub fn packed_paths(&self) -> (u32, impl Iterator<Item = [u8; PACKED_PATH_REC_SIZE]> + '_) {
         let route = &self.cm().route;
-        let n = usize::try_from(route.num_pri_alt_paths).unwrap_or(0);
-        let mut out = KVec::new();
-        if route.path_rec.is_null() {
-            return Ok((0, out));
-        }
-        for i in 0..n.min(max) {
+        let n = if route.path_rec.is_null() {
+            0
+        } else {
+            u32::try_from(route.num_pri_alt_paths).unwrap_or(0)
+        };
+        let packed = (0..usize::try_from(n).unwrap_or(0)).map(move |i| {
             let mut packed = [0u8; PACKED_PATH_REC_SIZE];
-            // SAFETY: `path_rec` holds `num_pri_alt_paths` records; the
-            // packed form is 64 bytes. OPA records are not converted (no OPA
-            // device runs RoCE).
+            // SAFETY: `path_rec` holds `num_pri_alt_paths` records and `i` is
+            // below that; the packed form is 64 bytes. OPA records are not
+            // converted (no OPA device runs RoCE).
             unsafe { bindings::ib_sa_pack_path(route.path_rec.add(i), packed.as_mut_ptr().cast()) };
-            out.push(packed, GFP_KERNEL)?;
-        }
-        Ok((u32::try_from(n).unwrap_or(0), out))
+            packed
+        });
+        (n, packed)
     }
 
     /// The source and destination GIDs (`rdma_read_gids()`).
