@@ -17,7 +17,9 @@ set (the rounds of all RUNs pooled), the connect step on each side:
   calls as a share of the window;
 - on the server, per connection: how long a request waited for the
   request thread (CONNECT_REQUEST read to its rdma_create_qp) and how long
-  the thread took for it (rdma_create_qp and rdma_accept).
+  the thread took for it (rdma_create_qp and rdma_accept), with the CPU time
+  the thread used in those two calls and its voluntary (it slept) and
+  involuntary (another task took the CPU) context switches in them.
 
 First, each round's step in phases (see `phases`): cmtime's server reads
 every request on its event thread and hands it to one request thread,
@@ -55,7 +57,11 @@ WRITE = {0: 'GET_CONTEXT', 1: 'QUERY_DEVICE', 2: 'QUERY_PORT', 3: 'ALLOC_PD',
          23: 'REQ_NOTIFY_CQ', 24: 'CREATE_QP', 25: 'QUERY_QP', 26: 'MODIFY_QP',
          27: 'DESTROY_QP'}
 
-Call = collections.namedtuple('Call', 'tid start end kind code result')
+# cpu, vcsw, ivcsw: for cmtime's own (api) calls, the thread's CPU time (ns)
+# and voluntary and involuntary context switches in the call; None for
+# files written before calltrace.c recorded them.
+Call = collections.namedtuple('Call', 'tid start end kind code result cpu vcsw ivcsw',
+                              defaults=(None, None, None))
 
 
 @functools.lru_cache(maxsize=None)
@@ -67,9 +73,10 @@ def load(path):
         if line.startswith('#'):
             continue
         f = line.split()
-        if len(f) != 6:
+        if len(f) not in (6, 9):
             continue
-        calls.append(Call(int(f[0]), int(f[1]), int(f[2]), f[3], f[4], int(f[5])))
+        calls.append(Call(int(f[0]), int(f[1]), int(f[2]), f[3], f[4],
+                          *(int(x) for x in f[5:])))
     calls.sort(key=lambda c: c.start)
     return calls
 
@@ -200,7 +207,8 @@ def main():
         stats = {}
         for s in sets:
             st = stats[s] = {'win': [], 'conns': 0, 'by': collections.defaultdict(list),
-                             'share': collections.defaultdict(list), 'wait': [], 'serve': []}
+                             'share': collections.defaultdict(list), 'wait': [], 'serve': [],
+                             'cpu': [], 'vcsw': [], 'ivcsw': []}
             for tag, sd, f in bytag.get(s, []):
                 if sd != side:
                     continue
@@ -232,12 +240,20 @@ def main():
                     for r, q, a in zip(reqs, cq, acc):
                         st['wait'].append(q.start - r)
                         st['serve'].append(a.end - q.start)
+                        if q.cpu is not None and a.cpu is not None:
+                            st['cpu'].append(q.cpu + a.cpu)
+                            st['vcsw'].append(q.vcsw + a.vcsw)
+                            st['ivcsw'].append(q.ivcsw + a.ivcsw)
         print('%-44s' % 'window (ms, median of rounds)' +
               ''.join('%22s' % ('%s: %.1f (%d)' % (s, statistics.median(stats[s]['win']), len(stats[s]['win'])) if stats[s]['win'] else s) for s in sets))
         if side == 'srv':
             for k, lab in (('wait', 'request waits for the thread (us, median)'),
-                           ('serve', 'thread serves a request (us, median)')):
+                           ('serve', 'thread serves a request (us, median)'),
+                           ('cpu', '  of which its CPU time (us, median)')):
                 print('%-44s' % lab + ''.join('%22s' % ('%.0f' % (statistics.median(stats[s][k]) / 1e3) if stats[s][k] else '-') for s in sets))
+            for k, lab in (('vcsw', '  its voluntary switches (mean)'),
+                           ('ivcsw', '  its involuntary switches (mean)')):
+                print('%-44s' % lab + ''.join('%22s' % ('%.2f' % statistics.mean(stats[s][k]) if stats[s][k] else '-') for s in sets))
         roles = sorted({r for s in sets for r in stats[s]['share']})
         for r in roles:
             print('%-44s' % ('%s: share of window in calls' % r) +

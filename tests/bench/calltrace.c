@@ -9,12 +9,15 @@
  * unmapping among them), and cmtime's own calls of librdmacm's
  * rdma_create_qp, rdma_accept, rdma_connect, rdma_disconnect,
  * rdma_destroy_qp and rdma_destroy_id, are stored with their thread, start
- * and end (CLOCK_MONOTONIC, ns) and result in a buffer in memory; the buffer
+ * and end (CLOCK_MONOTONIC, ns) and result (cmtime's calls also with the
+ * CPU time their thread used in them and its voluntary and involuntary
+ * context switches meanwhile: whether a call's wall time was its own work,
+ * a wait, or other threads' turns) in a buffer in memory; the buffer
  * is written to $CALLTRACE_OUT at exit or on SIGTERM (cmtime's server is
  * stopped with it; written from the handler with stdio, which is not
  * async-signal-safe: good enough for a server whose threads wait in the
  * kernel when it is stopped, not for general use), one call a line:
- *	tid start_ns end_ns kind code result
+ *	tid start_ns end_ns kind code result [cpu_ns voluntary involuntary]
  * kind: ucma (code: the RDMA_USER_CM_CMD_ number; for GET_EVENT the
  * event's number is added as "+event"), uverbs-write (the command number),
  * uverbs-ioctl ("object.method", and "+cmd" for a write command sent as
@@ -34,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,6 +57,9 @@ struct call {
 	uint32_t extra; /* GET_EVENT's event + 1, 0 for none */
 	uint32_t tid;
 	uint8_t kind;
+	/* K_API only: the thread's CPU time and context switches in the call. */
+	uint64_t cpu;
+	uint32_t vcsw, ivcsw;
 };
 
 #define MAX_CALLS (1 << 17)
@@ -95,14 +102,15 @@ static struct call *claim(void)
 	return &calls[i];
 }
 
-static void store(uint8_t kind, uint64_t code, uint64_t start, int64_t result,
-		  uint32_t extra)
+/* Stores a call begun at start; returns its record, NULL if none was free. */
+static struct call *store(uint8_t kind, uint64_t code, uint64_t start,
+			  int64_t result, uint32_t extra)
 {
 	uint64_t end = now_ns();
 	struct call *c = claim();
 
 	if (!c)
-		return;
+		return NULL;
 	c->start = start;
 	c->end = end;
 	c->result = result;
@@ -110,6 +118,7 @@ static void store(uint8_t kind, uint64_t code, uint64_t start, int64_t result,
 	c->extra = extra;
 	c->tid = syscall(SYS_gettid);
 	c->kind = kind;
+	return c;
 }
 
 static void dump(void)
@@ -140,7 +149,11 @@ static void dump(void)
 			fprintf(f, "%llu", (unsigned long long)c->code);
 		if (c->extra)
 			fprintf(f, "+%u", c->extra - 1);
-		fprintf(f, " %lld\n", (long long)c->result);
+		fprintf(f, " %lld", (long long)c->result);
+		if (c->kind == K_API)
+			fprintf(f, " %llu %u %u", (unsigned long long)c->cpu, c->vcsw,
+				c->ivcsw);
+		fputc('\n', f);
 	}
 	fclose(f);
 	calls = NULL;
@@ -313,18 +326,54 @@ int munmap(void *addr, size_t len)
 	return ret;
 }
 
+/* The calling thread's CPU time (ns) and context switches so far. */
+struct thread_use {
+	uint64_t cpu;
+	long vcsw, ivcsw;
+};
+
+static void thread_use(struct thread_use *u)
+{
+	struct timespec ts;
+	struct rusage ru;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	u->cpu = (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	getrusage(RUSAGE_THREAD, &ru);
+	u->vcsw = ru.ru_nvcsw;
+	u->ivcsw = ru.ru_nivcsw;
+}
+
+/* Stores an API call begun at start, with the thread's use since before. */
+static void store_api(const char *name, uint64_t start, int64_t ret,
+		      const struct thread_use *before)
+{
+	struct thread_use after;
+	struct call *c;
+
+	thread_use(&after);
+	c = store(K_API, (uintptr_t)name, start, ret, 0);
+	if (!c)
+		return;
+	c->cpu = after.cpu - before->cpu;
+	c->vcsw = after.vcsw - before->vcsw;
+	c->ivcsw = after.ivcsw - before->ivcsw;
+}
+
 /* librdmacm's entry points cmtime calls: the whole of each, as its thread saw it. */
 #define WRAP_API(name, params, args)                                   \
 	int name params                                                \
 	{                                                              \
 		static int (*real) params;                             \
+		struct thread_use before;                              \
 		uint64_t start;                                        \
 		int ret;                                               \
 		if (!real)                                             \
 			real = dlsym(RTLD_NEXT, #name);                \
+		thread_use(&before);                                   \
 		start = now_ns();                                      \
 		ret = real args;                                       \
-		store(K_API, (uintptr_t) #name, start, ret, 0);        \
+		store_api(#name, start, ret, &before);                 \
 		return ret;                                            \
 	}
 
@@ -343,11 +392,13 @@ WRAP_API(rdma_destroy_id, (struct rdma_cm_id *id), (id))
 void rdma_destroy_qp(struct rdma_cm_id *id)
 {
 	static void (*real)(struct rdma_cm_id *);
+	struct thread_use before;
 	uint64_t start;
 
 	if (!real)
 		real = dlsym(RTLD_NEXT, "rdma_destroy_qp");
+	thread_use(&before);
 	start = now_ns();
 	real(id);
-	store(K_API, (uintptr_t)"rdma_destroy_qp", start, 0, 0);
+	store_api("rdma_destroy_qp", start, 0, &before);
 }
