@@ -1252,13 +1252,14 @@ fn modify(qp: ArcBorrow<'_, Qp>, attr: &QpAttr, mask: u32) -> Result {
             .map_err(errno)?;
         (t, a.dest_qp_num)
     };
+    // The drain's and the flush's work goes to the workqueue, as in C: on
+    // a thread it preempted the process that modifies, once a task, which
+    // made `cmtime`'s disconnect slower (Documentation/benchmarks.rst,
+    // "The flush on a thread").
     match transition {
         Some(Transition::Reset) => qp.reset(),
-        Some(Transition::Drain) => qp.sched_send(),
-        Some(Transition::Error) => {
-            qp.sched_recv();
-            qp.sched_send();
-        }
+        Some(Transition::Drain) => qp.io.sched_for_modify(qp, false, true),
+        Some(Transition::Error) => qp.io.sched_for_modify(qp, true, true),
         Some(Transition::Other) | None => {}
     }
     // A new `max_dest_rd_atomic` makes the responder's read/atomic

@@ -154,6 +154,19 @@ impl QpIo {
         self.recv_task.sched(qp);
     }
 
+    /// Schedules the tasks a modify's state change asks for (`recv` and
+    /// `send`) on the workqueue, not on a thread ([`Task::sched_on_wq`]):
+    /// a flush (ERR) or a drain (SQD) that the modifying process does not
+    /// wait for, and that a woken thread would preempt it to do.
+    pub(crate) fn sched_for_modify(&self, qp: ArcBorrow<'_, Qp>, recv: bool, send: bool) {
+        if recv {
+            self.recv_task.sched_on_wq(qp);
+        }
+        if send {
+            self.send_task.sched_on_wq(qp);
+        }
+    }
+
     /// Queues a request for the responder and has it run
     /// (`rxe_resp_queue_pkt`). In the receive softirq, an idle responder
     /// of a connected QP runs there at once, for [`SOFTIRQ_CALLS`] call

@@ -254,24 +254,42 @@ impl<T: Send + Sync + 'static, F: TaskFn<T>> Task<T, F> {
         }
     }
 
-    /// Queues a reserved task, which holds `owner` until its run; if there
-    /// is no queue (the module is going away), it is left idle.
+    /// Has the task run on `owner` soon on the workqueue, as every task
+    /// runs in C, even if it may run on a thread: for work no consumer is
+    /// polling for at once (the flush after a modify to ERR), where a
+    /// thread woken with its short slice would preempt the caller, a
+    /// process in its `modify_qp` system call, to do it. Any context.
+    pub(crate) fn sched_on_wq(self: &Arc<Self>, owner: ArcBorrow<'_, T>) {
+        if self.reserve() {
+            self.queue_to(owner.into(), false);
+        }
+    }
+
+    /// Queues a reserved task, which holds `owner` until its run, where it
+    /// may run; see [`Task::queue_to`].
     fn queue(self: &Arc<Self>, owner: Arc<T>) {
+        self.queue_to(owner, self.threads);
+    }
+
+    /// Queues a reserved task, which holds `owner` until its run, on a
+    /// thread if `threads` allows; if there is no queue (the module is
+    /// going away), it is left idle.
+    fn queue_to(self: &Arc<Self>, owner: Arc<T>, threads: bool) {
         // Empty: the slot is filled only here, for a reserved task, and
         // emptied by the task's run.
         drop(self.owner.set(owner));
-        if !self.enqueue() {
+        if !self.enqueue(threads) {
             let held = self.owner.take();
             self.abandon();
             drop(held);
         }
     }
 
-    /// Queues the task on its thread if it may run there and that is
-    /// idle, else on the workqueue; `false` if there is no queue (the
-    /// module is going away) or it is queued already.
-    fn enqueue(self: &Arc<Self>) -> bool {
-        let this = if self.threads {
+    /// Queues the task on its thread if `threads` and that is idle, else
+    /// on the workqueue; `false` if there is no queue (the module is going
+    /// away) or it is queued already.
+    fn enqueue(self: &Arc<Self>, threads: bool) -> bool {
+        let this = if threads {
             match KthreadWork::queue_if_idle(self.clone()) {
                 Ok(()) => return true,
                 Err(this) => this,
