@@ -1191,6 +1191,19 @@ mod tests {
     }
 
     #[test]
+    fn query_path_packs_only_what_fits() {
+        let mut packed = 0;
+        let recs = core::iter::repeat_with(|| {
+            packed += 1;
+            [3u8; 64]
+        })
+        .take(6);
+        let mut out = [0u8; 8 + 72 * 2 + 10];
+        assert_eq!(encode_query_path(&mut out, 6, recs), 8 + 144);
+        assert_eq!(packed, 2);
+    }
+
+    #[test]
     fn write_cm_event() {
         let mut b = [0u8; WriteCmEvent::SIZE];
         b[8..12].copy_from_slice(&EVENT_USER.to_ne_bytes());
