@@ -19,7 +19,9 @@ set (the rounds of all RUNs pooled), the connect step on each side:
   request thread (CONNECT_REQUEST read to its rdma_create_qp) and how long
   the thread took for it (rdma_create_qp and rdma_accept), with the CPU time
   the thread used in those two calls and its voluntary (it slept) and
-  involuntary (another task took the CPU) context switches in them.
+  involuntary (another task took the CPU) context switches in them;
+- last, cmtime's own calls over every step (rdma_disconnect among them):
+  their wall and CPU time and switches, where the files record them.
 
 First, each round's step in phases (see `phases`): cmtime's server reads
 every request on its event thread and hands it to one request thread,
@@ -270,6 +272,43 @@ def main():
                     row += '%22s' % ('%.2f %6.0f %6.1f' % (len(v) / conns, statistics.median(v) / 1e3, sum(v) / 1e6 / rounds))
                 else:
                     row += '%22s' % '-'
+            print(row)
+        print()
+    api_calls(bytag, sets)
+
+
+def api_calls(bytag, sets):
+    """cmtime's own calls over the whole run, every step (the disconnect's
+    rdma_disconnect among them), where the files have their CPU time and
+    switches: per call the median wall and CPU time (us) and the mean
+    voluntary and involuntary switches."""
+    for side in ('srv', 'cli'):
+        by = collections.defaultdict(list)
+        for s in sets:
+            for tag, sd, f in bytag.get(s, []):
+                if sd != side:
+                    continue
+                for c in load(f):
+                    if c.kind == 'api' and c.cpu is not None:
+                        by[(c.code, s)].append(c)
+        if not by:
+            continue
+        print('== %s, cmtime\'s own calls, every step: wall/CPU us (median), '
+              'voluntary/involuntary switches (mean)' %
+              ('server (guest a)' if side == 'srv' else 'client (guest b)'))
+        print('%-24s' % 'call' + ''.join('%26s' % s for s in sets))
+        for code in sorted({k[0] for k in by}):
+            row = '%-24s' % code
+            for s in sets:
+                v = by.get((code, s))
+                if v:
+                    row += '%26s' % ('%.0f/%.0f %.2f/%.2f' % (
+                        statistics.median(c.end - c.start for c in v) / 1e3,
+                        statistics.median(c.cpu for c in v) / 1e3,
+                        statistics.mean(c.vcsw for c in v),
+                        statistics.mean(c.ivcsw for c in v)))
+                else:
+                    row += '%26s' % '-'
             print(row)
         print()
 
