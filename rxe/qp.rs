@@ -1258,8 +1258,8 @@ fn modify(qp: ArcBorrow<'_, Qp>, attr: &QpAttr, mask: u32) -> Result {
     // "The flush on a thread").
     match transition {
         Some(Transition::Reset) => qp.reset(),
-        Some(Transition::Drain) => qp.io.sched_for_modify(qp, false, true),
-        Some(Transition::Error) => qp.io.sched_for_modify(qp, true, true),
+        Some(Transition::Drain) => qp.io.sched_drain(qp),
+        Some(Transition::Error) => qp.io.sched_flush(qp),
         Some(Transition::Other) | None => {}
     }
     // A new `max_dest_rd_atomic` makes the responder's read/atomic

@@ -154,17 +154,21 @@ impl QpIo {
         self.recv_task.sched(qp);
     }
 
-    /// Schedules the tasks a modify's state change asks for (`recv` and
-    /// `send`) on the workqueue, not on a thread ([`Task::sched_on_wq`]):
-    /// a flush (ERR) or a drain (SQD) that the modifying process does not
-    /// wait for, and that a woken thread would preempt it to do.
-    pub(crate) fn sched_for_modify(&self, qp: ArcBorrow<'_, Qp>, recv: bool, send: bool) {
-        if recv {
-            self.recv_task.sched_on_wq(qp);
-        }
-        if send {
-            self.send_task.sched_on_wq(qp);
-        }
+    /// Schedules the send task for a modify to SQD, the drain
+    /// (`rxe_sched_task(&qp->send_task)` in `rxe_qp_from_attr`), on the
+    /// workqueue rather than a thread ([`Task::sched_on_wq`]): the
+    /// modifying process does not wait for it, and a woken thread would
+    /// preempt it to do it.
+    pub(crate) fn sched_drain(&self, qp: ArcBorrow<'_, Qp>) {
+        self.send_task.sched_on_wq(qp);
+    }
+
+    /// Schedules both tasks for a modify to ERR, the flush of both
+    /// queues, on the workqueue for the same reason as
+    /// [`QpIo::sched_drain`].
+    pub(crate) fn sched_flush(&self, qp: ArcBorrow<'_, Qp>) {
+        self.recv_task.sched_on_wq(qp);
+        self.send_task.sched_on_wq(qp);
     }
 
     /// Queues a request for the responder and has it run
