@@ -57,8 +57,11 @@ def main(d):
     link = {m: statistics.median(v["link"]) for m, v in samples.items() if "link" in v}
     ceiling_mbps = link.get("iperf3_tcp_MBps")
 
+    # The speed probes around each cmtime (tests/scenarios/bench.sh,
+    # speed_probe): shown, not judged.
+    probes = {m: v for m, v in samples.items() if m.startswith("probe_")}
     rows = []
-    for metric in sorted(m for m in samples if "link" not in samples[m]):
+    for metric in sorted(m for m in samples if "link" not in samples[m] and m not in probes):
         unit, better = unit_of(metric)
         c = samples[metric].get("c", [])
         r = samples[metric].get("rust", [])
@@ -104,7 +107,8 @@ def main(d):
         w.writerows(rows)
     env = (d / "env.txt").read_text() if (d / "env.txt").exists() else ""
     json.dump({"env": env, "link": link, "rows": rows, "na": na,
-               "samples": {m: dict(v) for m, v in samples.items()}},
+               "samples": {m: dict(v) for m, v in samples.items()},
+               "probes": probe_rounds(by_round)},
               open(d / "results.json", "w"), indent=1)
 
     print(env.rstrip())
@@ -136,8 +140,58 @@ def main(d):
     for i, n in enumerate(notes):
         print(f"n/a [{i + 1}]: {n}")
 
+    print_probes(probe_rounds(by_round))
     draw(d, samples, ceiling_mbps)
     print(f"results: {d}/results.csv, results.json, bench.png")
+
+
+PROBE_STEPS = ("create_id", "connect", "disconnect")
+
+
+def probe_rounds(by_round):
+    """Each set's rounds of each cmtime (cmtime, cmtime_warm): the speed
+    probes around it (us, by "<when>_<guest>") and some of its steps (us a
+    connection; the cm set's are its ib_cm_ rows)."""
+    out = []
+    keys = sorted({(k, r) for (m, r) in by_round
+                   for k in [m[len("probe_"):].rsplit("_", 3)[0]] if m.startswith("probe_")})
+    for kind, rnd in keys:
+        for s in ("c", "rust", "cm"):
+            probe = {}
+            for when in ("before", "after"):
+                for g in ("a", "b"):
+                    v = by_round.get((f"probe_{kind}_{when}_{g}_us", rnd), {}).get(s)
+                    if v is not None:
+                        probe[f"{when}_{g}"] = v
+            if not probe:
+                continue
+            steps = {}
+            for st in PROBE_STEPS:
+                m, key = f"{kind}_{st}_us", s
+                if s == "cm":
+                    m, key = f"ib_cm_{kind}_{st}_us", "rust"
+                v = by_round.get((m, rnd), {}).get(key)
+                if v is not None:
+                    steps[st] = v
+            out.append({"kind": kind, "round": rnd, "set": s, "probe_us": probe, "steps_us": steps})
+    return out
+
+
+def print_probes(rounds):
+    if not rounds:
+        return
+    print()
+    print("guest speed around each cmtime: a fixed user-space loop, us (the same work in every set;")
+    print("a high figure is a slow moment of the guest, whichever set), and cmtime steps, us a connection")
+    hdr = (f"{'cmtime':12} {'round':>5} {'set':4} {'a before':>9} {'a after':>8} {'b before':>9} {'b after':>8}  "
+           + " ".join(f"{st:>10}" for st in PROBE_STEPS))
+    print(hdr)
+    print("-" * len(hdr))
+    for x in rounds:
+        p, st = x["probe_us"], x["steps_us"]
+        cells = [f"{p[k]:.0f}" if k in p else "-" for k in ("before_a", "after_a", "before_b", "after_b")]
+        print(f"{x['kind']:12} {x['round']:>5} {x['set']:4} {cells[0]:>9} {cells[1]:>8} {cells[2]:>9} {cells[3]:>8}  "
+              + " ".join(f"{st[s]:>10.1f}" if s in st else f"{'-':>10}" for s in PROBE_STEPS))
 
 
 def draw(d, samples, ceiling):

@@ -175,6 +175,22 @@ lat() { # TEST SIZE ITERS
 # rust modules run more code a connection: Documentation/benchmarks.rst,
 # "cmtime right after a module load"), which a machine without emulation
 # does not; the warm rows are the same work without that.
+# speed_probe KIND WHEN: a fixed user-space loop timed on this guest (us),
+# as row probe_<kind>_<when>_<role>_us. The guests run the same
+# instructions at speeds that differ by up to twice from one second to the
+# next, whichever module set is loaded (Documentation/benchmarks.rst, "The
+# guests' two speeds"); a cmtime step lasts 1-200 ms, so its figure is
+# largely the speed of its moment. The probe right before and after each
+# cmtime says which speed that was; scripts/bench-report.py prints it
+# next to the cmtime rows and does not judge it.
+speed_probe() {
+	local t0 t1
+	t0=$(date +%s%N)
+	awk 'BEGIN { for (i = 0; i < 200000; i++) s += i }'
+	t1=$(date +%s%N)
+	record "probe_${1}_${2}_${ROLE}_us" $(((t1 - t0) / 1000))
+}
+
 cm_setup() {
 	local rc step us kind=cmtime${2:+_$2} ct_srv=() ct_cli=() ct
 	# BENCH_CALLS=1 (scripts/bench.sh's RRXE_BENCH_CALLS): each side's calls
@@ -185,8 +201,10 @@ cm_setup() {
 		calltrace_prefix ct_srv "$PWD/$ct.srv.calls"
 		calltrace_prefix ct_cli "$PWD/$ct.cli.calls"
 	fi
+	speed_probe "$kind" before
 	run2 "$kind" 240 "${ct_srv[@]}" cmtime -b "$MYIP" -c "$1" -- "${ct_cli[@]}" cmtime -s "$PEERIP" -c "$1"
 	rc=$?
+	speed_probe "$kind" after
 	[ "$ROLE" = b ] || return
 	if [ $rc != 0 ]; then
 		if [ "$SET" = cm ]; then

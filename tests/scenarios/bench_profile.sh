@@ -31,7 +31,12 @@
 # guest a alone (tests/bench/cmids in BENCH_BIN; PROF_WARM=N runs it with
 # N ids first, unmeasured). PROF_PRE="op:size:iters ..." runs those
 # ib_<op>_bw transfers first in each set, unmeasured (the benchmark's
-# earlier rows before the one profiled). Not part of any test set; run on
+# earlier rows before the one profiled). PROF_PROBE=1 times three fixed
+# workloads in each guest when the set is up, after PROF_PRE and after the
+# measured step (<set>.probe: a user-space loop, a loop of system calls,
+# ibv_devinfo through the set's driver; microseconds, three runs each): a
+# guest that runs everything slower at some moment shows it there, whichever
+# the driver. Not part of any test set; run on
 # the bench kernel with the benchmark's clock:
 #   RRXE_GUEST_APPEND="tsc_early_khz=<host kHz>" tests/guest/run-pair.sh \
 #       RUNDIR "$KB" "$MOD" bench bench bench_profile
@@ -110,6 +115,25 @@ pair_run() {
 		notify "done$sfx.$TAG"
 	fi
 }
+# speed_probe WHEN: the fixed workloads' wall times into $OUT/$TAG.probe.
+speed_probe() {
+	[ -n "${PROF_PROBE:-}" ] || return 0
+	local w t0 t1 i line
+	for w in user syscalls devinfo; do
+		line="$1 $w"
+		for i in 1 2 3; do
+			t0=$(date +%s%N)
+			case $w in
+			user) awk 'BEGIN { for (i = 0; i < 200000; i++) s += i }' ;;
+			syscalls) dd if=/dev/zero of=/dev/null bs=1 count=20000 status=none ;;
+			devinfo) ibv_devinfo -d rxe0 >/dev/null 2>&1 ;;
+			esac
+			t1=$(date +%s%N)
+			line="$line $(((t1 - t0) / 1000))"
+		done
+		echo "$line" >>"$OUT/$TAG.probe"
+	done
+}
 declare -A ROUNDS
 for SET in ${PROF_SETS:-c rust}; do
 	# A set named again in PROF_SETS keeps its outputs and sync points
@@ -122,6 +146,7 @@ for SET in ${PROF_SETS:-c rust}; do
 	barrier "up.$TAG" 120 >/dev/null || exit 1
 	GIDX=$(gid_index_v4 rxe0 "$MYIP")
 	rm -f /tmp/*.counters
+	speed_probe up
 	# PROF_WARM=N: a cmtime -c N first, not measured, so that the one
 	# measured runs on code TCG has translated already (see the header).
 	if [ "$OP" = cmtime ] && [ -n "${PROF_WARM:-}" ]; then
@@ -138,6 +163,7 @@ for SET in ${PROF_SETS:-c rust}; do
 		pt=(ib_${pop}_bw -d rxe0 -x "$GIDX" -s "$psize" -n "$piters" -F)
 		pair_run ".pre$i" wait "${pt[@]}" -- "${pt[@]}" "$PEERIP"
 	done
+	if [ -n "${PROF_PRE:-}" ]; then speed_probe pre; fi
 	if [ "$OP" = cmids ] && [ -n "${PROF_WARM:-}" ] && [ "$ROLE" = a ]; then
 		timeout 55 "${BENCH_BIN:-/nonexistent}/cmids" "$PROF_WARM" >"$OUT/$TAG.warm.cli" 2>&1
 	fi
@@ -225,6 +251,7 @@ for SET in ${PROF_SETS:-c rust}; do
 	echo "$t0 $t1" | awk '{ printf "busy ticks: user %d system %d softirq %d irq %d, idle %d\n", $8-$1+$9-$2, $10-$3, $14-$7, $13-$6, $11-$4 }' >"$OUT/$TAG.cpu"
 	[ -n "$ppid" ] && kill -INT $ppid 2>/dev/null && wait $ppid
 	hw_counters >"$OUT/$TAG.counters"
+	speed_probe after
 	if [ -z "$ppid" ]; then
 		barrier "end.$TAG" 120 >/dev/null
 		continue
