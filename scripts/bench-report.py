@@ -145,24 +145,26 @@ def main(d):
     print(f"results: {d}/results.csv, results.json, bench.png")
 
 
-PROBE_STEPS = ("create_id", "connect", "disconnect")
+PROBE_STEPS = ("create_id", "create_qp", "connect", "disconnect")
+PROBES = ("user", "spawn")
 
 
 def probe_rounds(by_round):
     """Each set's rounds of each cmtime (cmtime, cmtime_warm): the speed
-    probes around it (us, by "<when>_<guest>") and some of its steps (us a
-    connection; the cm set's are its ib_cm_ rows)."""
+    probes around it (us, by "<what>_<when>_<guest>") and some of its
+    steps (us a connection; the cm set's are its ib_cm_ rows)."""
     out = []
-    keys = sorted({(k, r) for (m, r) in by_round
-                   for k in [m[len("probe_"):].rsplit("_", 3)[0]] if m.startswith("probe_")})
+    keys = sorted({(m[len("probe_"):].split("_", 1)[1].rsplit("_", 3)[0], r)
+                   for (m, r) in by_round if m.startswith("probe_")})
     for kind, rnd in keys:
         for s in ("c", "rust", "cm"):
             probe = {}
-            for when in ("before", "after"):
-                for g in ("a", "b"):
-                    v = by_round.get((f"probe_{kind}_{when}_{g}_us", rnd), {}).get(s)
-                    if v is not None:
-                        probe[f"{when}_{g}"] = v
+            for what in PROBES:
+                for when in ("before", "after"):
+                    for g in ("a", "b"):
+                        v = by_round.get((f"probe_{what}_{kind}_{when}_{g}_us", rnd), {}).get(s)
+                        if v is not None:
+                            probe[f"{what}_{when}_{g}"] = v
             if not probe:
                 continue
             steps = {}
@@ -181,16 +183,23 @@ def print_probes(rounds):
     if not rounds:
         return
     print()
-    print("guest speed around each cmtime: a fixed user-space loop, us (the same work in every set;")
-    print("a high figure is a slow moment of the guest, whichever set), and cmtime steps, us a connection")
-    hdr = (f"{'cmtime':12} {'round':>5} {'set':4} {'a before':>9} {'a after':>8} {'b before':>9} {'b after':>8}  "
+    print("guest speed around each cmtime, ms: a user-space loop (user) and twenty runs of /bin/true")
+    print("(spawn) on guests a and b, before/after; the same work in every set, so a high figure is")
+    print("a slow moment of that guest, whichever set. Then cmtime's steps, us a connection.")
+    cols = [(w, g) for w in PROBES for g in ("a", "b")]
+    hdr = (f"{'cmtime':12} {'round':>5} {'set':4} "
+           + " ".join(f"{w + ' ' + g:>11}" for w, g in cols) + "  "
            + " ".join(f"{st:>10}" for st in PROBE_STEPS))
     print(hdr)
     print("-" * len(hdr))
     for x in rounds:
         p, st = x["probe_us"], x["steps_us"]
-        cells = [f"{p[k]:.0f}" if k in p else "-" for k in ("before_a", "after_a", "before_b", "after_b")]
-        print(f"{x['kind']:12} {x['round']:>5} {x['set']:4} {cells[0]:>9} {cells[1]:>8} {cells[2]:>9} {cells[3]:>8}  "
+
+        def cell(w, g):
+            v = [p.get(f"{w}_{when}_{g}") for when in ("before", "after")]
+            return "/".join("-" if y is None else f"{y / 1000:.0f}" for y in v)
+        print(f"{x['kind']:12} {x['round']:>5} {x['set']:4} "
+              + " ".join(f"{cell(w, g):>11}" for w, g in cols) + "  "
               + " ".join(f"{st[s]:>10.1f}" if s in st else f"{'-':>10}" for s in PROBE_STEPS))
 
 

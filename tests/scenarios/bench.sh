@@ -175,20 +175,26 @@ lat() { # TEST SIZE ITERS
 # rust modules run more code a connection: Documentation/benchmarks.rst,
 # "cmtime right after a module load"), which a machine without emulation
 # does not; the warm rows are the same work without that.
-# speed_probe KIND WHEN: a fixed user-space loop timed on this guest (us),
-# as row probe_<kind>_<when>_<role>_us. The guests run the same
-# instructions at speeds that differ by up to twice from one second to the
-# next, whichever module set is loaded (Documentation/benchmarks.rst, "The
-# guests' two speeds"); a cmtime step lasts 1-200 ms, so its figure is
-# largely the speed of its moment. The probe right before and after each
-# cmtime says which speed that was; scripts/bench-report.py prints it
-# next to the cmtime rows and does not judge it.
+# speed_probe KIND WHEN: two fixed workloads timed on this guest (us), as
+# rows probe_<what>_<kind>_<when>_<role>_us: "user", a user-space loop
+# (few pages, no system call), and "spawn", twenty runs of /bin/true (fork,
+# exec, exit: much kernel code and many pages, as cmtime's calls). The
+# guests run the same instructions at speeds that differ by up to twice
+# from one moment to the next, whichever module set is loaded
+# (Documentation/benchmarks.rst, "The guests' two speeds"); a cmtime step
+# lasts 1-200 ms, so its figure is largely the speed of its moment. The
+# probes right before and after each cmtime say which speed that was;
+# scripts/bench-report.py prints them next to the cmtime rows and does
+# not judge them.
 speed_probe() {
-	local t0 t1
+	local t0 t1 t2 i
 	t0=$(date +%s%N)
 	awk 'BEGIN { for (i = 0; i < 200000; i++) s += i }'
 	t1=$(date +%s%N)
-	record "probe_${1}_${2}_${ROLE}_us" $(((t1 - t0) / 1000))
+	for i in $(seq 20); do /bin/true; done
+	t2=$(date +%s%N)
+	record "probe_user_${1}_${2}_${ROLE}_us" $(((t1 - t0) / 1000))
+	record "probe_spawn_${1}_${2}_${ROLE}_us" $(((t2 - t1) / 1000))
 }
 
 cm_setup() {

@@ -34,7 +34,8 @@
 # earlier rows before the one profiled). PROF_PROBE=1 times three fixed
 # workloads in each guest when the set is up, after PROF_PRE and after the
 # measured step (<set>.probe: a user-space loop, a loop of system calls,
-# ibv_devinfo through the set's driver; microseconds, three runs each): a
+# twenty runs of /bin/true, ibv_devinfo through the set's driver;
+# microseconds, three runs each): a
 # guest that runs everything slower at some moment shows it there, whichever
 # the driver. Not part of any test set; run on
 # the bench kernel with the benchmark's clock:
@@ -119,13 +120,14 @@ pair_run() {
 speed_probe() {
 	[ -n "${PROF_PROBE:-}" ] || return 0
 	local w t0 t1 i line
-	for w in user syscalls devinfo; do
+	for w in user syscalls spawn devinfo; do
 		line="$1 $w"
 		for i in 1 2 3; do
 			t0=$(date +%s%N)
 			case $w in
 			user) awk 'BEGIN { for (i = 0; i < 200000; i++) s += i }' ;;
 			syscalls) dd if=/dev/zero of=/dev/null bs=1 count=20000 status=none ;;
+			spawn) for _ in $(seq 20); do /bin/true; done ;;
 			devinfo) ibv_devinfo -d rxe0 >/dev/null 2>&1 ;;
 			esac
 			t1=$(date +%s%N)
