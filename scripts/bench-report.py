@@ -185,7 +185,8 @@ def print_probes(rounds):
     print()
     print("guest speed around each cmtime, ms: a user-space loop (user) and twenty runs of /bin/true")
     print("(spawn) on guests a and b, before/after; the same work in every set, so a high figure is")
-    print("a slow moment of that guest, whichever set. Then cmtime's steps, us a connection.")
+    print("a slow moment of that guest, whichever set (Documentation/benchmarks.rst, \"The guests'")
+    print("two speeds\"). Then cmtime's steps, us a connection.")
     cols = [(w, g) for w in PROBES for g in ("a", "b")]
     hdr = (f"{'cmtime':12} {'round':>5} {'set':4} "
            + " ".join(f"{w + ' ' + g:>11}" for w, g in cols) + "  "

@@ -168,22 +168,16 @@ lat() { # TEST SIZE ITERS
 	record "${t}_lat_${s}_p99_us" "$(echo "$line" | awk '{print $8}')"
 }
 
-# cm_setup N [warm]: cmtime -c N, every step's time per connection (us), as
-# rows cmtime_<step>_us; with "warm", run again right after, as rows
-# cmtime_warm_<step>_us. The first cmtime after a set's modules are loaded
-# also pays for TCG's first translation of every code path it runs (the
-# rust modules run more code a connection: Documentation/benchmarks.rst,
-# "cmtime right after a module load"), which a machine without emulation
-# does not; the warm rows are the same work without that.
 # speed_probe KIND WHEN: two fixed workloads timed on this guest (us), as
 # rows probe_<what>_<kind>_<when>_<role>_us: "user", a user-space loop
 # (few pages, no system call), and "spawn", twenty runs of /bin/true (fork,
 # exec, exit: much kernel code and many pages, as cmtime's calls). The
 # guests run the same instructions at speeds that differ by up to twice
-# from one moment to the next, whichever module set is loaded
-# (Documentation/benchmarks.rst, "The guests' two speeds"); a cmtime step
-# lasts 1-200 ms, so its figure is largely the speed of its moment. The
-# probes right before and after each cmtime say which speed that was;
+# from one moment to the next, whichever module set is loaded, and a
+# cmtime step lasts 1-200 ms. The probes right before and after each
+# cmtime say how fast the guest ran then; the slow speed at which a
+# set's client sometimes runs a whole cmtime's calls they do not show
+# (Documentation/benchmarks.rst, "The guests' two speeds").
 # scripts/bench-report.py prints them next to the cmtime rows and does
 # not judge them.
 speed_probe() {
@@ -197,6 +191,13 @@ speed_probe() {
 	record "probe_spawn_${1}_${2}_${ROLE}_us" $(((t2 - t1) / 1000))
 }
 
+# cm_setup N [warm]: cmtime -c N, every step's time per connection (us), as
+# rows cmtime_<step>_us; with "warm", run again right after, as rows
+# cmtime_warm_<step>_us. The first cmtime after a set's modules are loaded
+# also pays for TCG's first translation of every code path it runs (the
+# rust modules run more code a connection: Documentation/benchmarks.rst,
+# "cmtime right after a module load"), which a machine without emulation
+# does not; the warm rows are the same work without that.
 cm_setup() {
 	local rc step us kind=cmtime${2:+_$2} ct_srv=() ct_cli=() ct
 	# BENCH_CALLS=1 (scripts/bench.sh's RRXE_BENCH_CALLS): each side's calls

@@ -31,13 +31,13 @@
 # guest a alone (tests/bench/cmids in BENCH_BIN; PROF_WARM=N runs it with
 # N ids first, unmeasured). PROF_PRE="op:size:iters ..." runs those
 # ib_<op>_bw transfers first in each set, unmeasured (the benchmark's
-# earlier rows before the one profiled). PROF_PROBE=1 times three fixed
+# earlier rows before the one profiled). PROF_PROBE=1 times four fixed
 # workloads in each guest when the set is up, after PROF_PRE and after the
 # measured step (<set>.probe: a user-space loop, a loop of system calls,
 # twenty runs of /bin/true, ibv_devinfo through the set's driver;
-# microseconds, three runs each): a
-# guest that runs everything slower at some moment shows it there, whichever
-# the driver. Not part of any test set; run on
+# microseconds, three runs each): a guest that runs everything slower at
+# some moment shows it there, whichever the driver. Not part of any test
+# set; run on
 # the bench kernel with the benchmark's clock:
 #   RRXE_GUEST_APPEND="tsc_early_khz=<host kHz>" tests/guest/run-pair.sh \
 #       RUNDIR "$KB" "$MOD" bench bench bench_profile
