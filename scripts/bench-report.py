@@ -20,6 +20,7 @@ suffix (_MBps, _kpps: higher is better; _us, _kB, _bytes: lower is better).
 import csv
 import fnmatch
 import json
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -59,9 +60,9 @@ def main(d):
 
     # The speed probes around each cmtime (tests/scenarios/bench.sh,
     # speed_probe): shown, not judged.
-    probes = {m: v for m, v in samples.items() if m.startswith("probe_")}
+    probes = probe_rounds(by_round)
     rows = []
-    for metric in sorted(m for m in samples if "link" not in samples[m] and m not in probes):
+    for metric in sorted(m for m in samples if "link" not in samples[m] and not PROBE_ROW.match(m)):
         unit, better = unit_of(metric)
         c = samples[metric].get("c", [])
         r = samples[metric].get("rust", [])
@@ -108,7 +109,7 @@ def main(d):
     env = (d / "env.txt").read_text() if (d / "env.txt").exists() else ""
     json.dump({"env": env, "link": link, "rows": rows, "na": na,
                "samples": {m: dict(v) for m, v in samples.items()},
-               "probes": probe_rounds(by_round)},
+               "probes": probes},
               open(d / "results.json", "w"), indent=1)
 
     print(env.rstrip())
@@ -140,13 +141,17 @@ def main(d):
     for i, n in enumerate(notes):
         print(f"n/a [{i + 1}]: {n}")
 
-    print_probes(probe_rounds(by_round))
+    print_probes(probes)
     draw(d, samples, ceiling_mbps)
     print(f"results: {d}/results.csv, results.json, bench.png")
 
 
 PROBE_STEPS = ("create_id", "create_qp", "connect", "disconnect")
 PROBES = ("user", "spawn")
+# probe_<what>_<cmtime>_<when>_<guest>_us (tests/scenarios/bench.sh); the
+# run of 2026-12-07 18:10 had probe_<cmtime>_<when>_<guest>_us, the user
+# loop only, which matches too and is left out of the table.
+PROBE_ROW = re.compile(r"probe_(?:(user|spawn)_)?(\w+?)_(before|after)_([ab])_us$")
 
 
 def probe_rounds(by_round):
@@ -154,8 +159,8 @@ def probe_rounds(by_round):
     probes around it (us, by "<what>_<when>_<guest>") and some of its
     steps (us a connection; the cm set's are its ib_cm_ rows)."""
     out = []
-    keys = sorted({(m[len("probe_"):].split("_", 1)[1].rsplit("_", 3)[0], r)
-                   for (m, r) in by_round if m.startswith("probe_")})
+    keys = sorted({(x.group(2), r) for (m, r) in by_round
+                   for x in [PROBE_ROW.match(m)] if x and x.group(1)})
     for kind, rnd in keys:
         for s in ("c", "rust", "cm"):
             probe = {}

@@ -181,6 +181,27 @@ bench_use_set() {
 	return 1
 }
 
+# speed_workload NAME: one fixed workload of the benchmarks' speed probes,
+# its wall time (us) on stdout: "user", a user-space loop (few pages, no
+# system call); "spawn", twenty runs of /bin/true (fork, exec, exit: much
+# kernel code and many pages); "syscalls", 20 000 one-byte dd system
+# calls; "devinfo", ibv_devinfo through rxe0's driver. The same work in
+# every module set, so its time is the guest's speed at that moment
+# (Documentation/benchmarks.rst, "The guests' two speeds").
+speed_workload() {
+	local t0 t1 i
+	t0=$(date +%s%N)
+	case $1 in
+	user) awk 'BEGIN { for (i = 0; i < 200000; i++) s += i }' ;;
+	spawn) for i in $(seq 20); do /bin/true; done ;;
+	syscalls) dd if=/dev/zero of=/dev/null bs=1 count=20000 status=none ;;
+	devinfo) ibv_devinfo -d rxe0 >/dev/null 2>&1 ;;
+	*) return 1 ;;
+	esac
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000))
+}
+
 # calltrace_prefix ARRAY FILE: ARRAY becomes the command prefix that runs a
 # librdmacm program with tests/bench/calltrace.c preloaded (as
 # scripts/bench.sh builds it into BENCH_BIN), its calls into the RDMA

@@ -168,10 +168,10 @@ lat() { # TEST SIZE ITERS
 	record "${t}_lat_${s}_p99_us" "$(echo "$line" | awk '{print $8}')"
 }
 
-# speed_probe KIND WHEN: two fixed workloads timed on this guest (us), as
-# rows probe_<what>_<kind>_<when>_<role>_us: "user", a user-space loop
-# (few pages, no system call), and "spawn", twenty runs of /bin/true (fork,
-# exec, exit: much kernel code and many pages, as cmtime's calls). The
+# speed_probe KIND WHEN: two fixed workloads timed on this guest (us,
+# speed_workload in tests/guest/lib.sh), as rows
+# probe_<what>_<kind>_<when>_<role>_us: "user", a user-space loop, and
+# "spawn", twenty runs of /bin/true (much kernel code, as cmtime's). The
 # guests run the same instructions at speeds that differ by up to twice
 # from one moment to the next, whichever module set is loaded, and a
 # cmtime step lasts 1-200 ms. The probes right before and after each
@@ -181,14 +181,10 @@ lat() { # TEST SIZE ITERS
 # scripts/bench-report.py prints them next to the cmtime rows and does
 # not judge them.
 speed_probe() {
-	local t0 t1 t2 i
-	t0=$(date +%s%N)
-	awk 'BEGIN { for (i = 0; i < 200000; i++) s += i }'
-	t1=$(date +%s%N)
-	for i in $(seq 20); do /bin/true; done
-	t2=$(date +%s%N)
-	record "probe_user_${1}_${2}_${ROLE}_us" $(((t1 - t0) / 1000))
-	record "probe_spawn_${1}_${2}_${ROLE}_us" $(((t2 - t1) / 1000))
+	local w
+	for w in user spawn; do
+		record "probe_${w}_${1}_${2}_${ROLE}_us" "$(speed_workload $w)"
+	done
 }
 
 # cm_setup N [warm]: cmtime -c N, every step's time per connection (us), as

@@ -116,22 +116,15 @@ pair_run() {
 		notify "done$sfx.$TAG"
 	fi
 }
-# speed_probe WHEN: the fixed workloads' wall times into $OUT/$TAG.probe.
+# speed_probe WHEN: the fixed workloads' wall times (speed_workload in
+# tests/guest/lib.sh), three runs each, into $OUT/$TAG.probe.
 speed_probe() {
 	[ -n "${PROF_PROBE:-}" ] || return 0
-	local w t0 t1 i line
+	local w i line
 	for w in user syscalls spawn devinfo; do
 		line="$1 $w"
 		for i in 1 2 3; do
-			t0=$(date +%s%N)
-			case $w in
-			user) awk 'BEGIN { for (i = 0; i < 200000; i++) s += i }' ;;
-			syscalls) dd if=/dev/zero of=/dev/null bs=1 count=20000 status=none ;;
-			spawn) for _ in $(seq 20); do /bin/true; done ;;
-			devinfo) ibv_devinfo -d rxe0 >/dev/null 2>&1 ;;
-			esac
-			t1=$(date +%s%N)
-			line="$line $(((t1 - t0) / 1000))"
+			line="$line $(speed_workload $w)"
 		done
 		echo "$line" >>"$OUT/$TAG.probe"
 	done
