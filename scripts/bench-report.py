@@ -61,6 +61,10 @@ def main(d):
     # The speed probes around each cmtime (tests/scenarios/bench.sh,
     # speed_probe): shown, not judged.
     probes = probe_rounds(by_round)
+    host = host_speed(d)
+    if host:
+        for x in probes:
+            x["host_slow"] = host["slow"](x["set"], x["round"], x["kind"])
     rows = []
     for metric in sorted(m for m in samples if "link" not in samples[m] and not PROBE_ROW.match(m)):
         unit, better = unit_of(metric)
@@ -109,7 +113,8 @@ def main(d):
     env = (d / "env.txt").read_text() if (d / "env.txt").exists() else ""
     json.dump({"env": env, "link": link, "rows": rows, "na": na,
                "samples": {m: dict(v) for m, v in samples.items()},
-               "probes": probes},
+               "probes": probes,
+               "host_speed": host and {k: v for k, v in host.items() if k != "slow"}},
               open(d / "results.json", "w"), indent=1)
 
     print(env.rstrip())
@@ -141,7 +146,7 @@ def main(d):
     for i, n in enumerate(notes):
         print(f"n/a [{i + 1}]: {n}")
 
-    print_probes(probes)
+    print_probes(probes, host)
     draw(d, samples, ceiling_mbps)
     print(f"results: {d}/results.csv, results.json, bench.png")
 
@@ -184,7 +189,46 @@ def probe_rounds(by_round):
     return out
 
 
-def print_probes(rounds):
+def host_speed(d):
+    """The host's CPUs' speed through the run (tests/bench/hostspeed.c,
+    DIR/hostspeed.txt: "realtime_s cpu ns" of a fixed loop) and, in
+    "slow", a function giving for a set's round of a cmtime the share of
+    samples (every CPU) taken at the slow speed while it ran, from the
+    marks guest b left in its run folder (<set>.<round>.<cmtime>.start
+    and .end, whose times the host's file system set). A CPU's sample
+    counts as slow above 1.3 times its run's 10th percentile: on the
+    machine of Documentation/benchmarks.rst ("The host's two speeds")
+    the loop took either ~27 or ~50 us. None without the file."""
+    path = d / "hostspeed.txt"
+    if not path.exists():
+        return None
+    per_cpu = defaultdict(list)
+    for line in path.read_text().splitlines():
+        p = line.split()
+        if len(p) == 3:
+            per_cpu[int(p[1])].append((float(p[0]), float(p[2])))
+    if not per_cpu:
+        return None
+    fast = {c: sorted(ns for _, ns in v)[len(v) // 10] for c, v in per_cpu.items()}
+    slow_at = [(t, ns > 1.3 * fast[c]) for c, v in per_cpu.items() for t, ns in v]
+    marks = d / "run" / "b" / "bench"
+
+    def slow(s, rnd, kind):
+        try:
+            t0 = (marks / f"{s}.{rnd}.{kind}.start").stat().st_mtime
+            t1 = (marks / f"{s}.{rnd}.{kind}.end").stat().st_mtime
+        except OSError:
+            return None
+        w = [x for t, x in slow_at if t0 <= t <= t1]
+        return round(sum(w) / len(w), 2) if w else None
+
+    return {"fast_ns": {str(c): ns for c, ns in sorted(fast.items())},
+            "slow_share": {str(c): round(sum(ns > 1.3 * fast[c] for _, ns in v) / len(v), 2)
+                           for c, v in sorted(per_cpu.items())},
+            "slow": slow}
+
+
+def print_probes(rounds, host):
     if not rounds:
         return
     print()
@@ -192,9 +236,15 @@ def print_probes(rounds):
     print("(spawn) on guests a and b, before/after; the same work in every set, so a high figure is")
     print("a slow moment of that guest, whichever set (Documentation/benchmarks.rst, \"The guests'")
     print("two speeds\"). Then cmtime's steps, us a connection.")
+    if host:
+        print("host slow: the share of the host's CPU samples at the slow speed while that cmtime ran")
+        print("(tests/bench/hostspeed.c; over the whole run " + ", ".join(
+            f"CPU {c} {100 * x:.0f}%" for c, x in host["slow_share"].items())
+            + " of samples slow; \"The host's two speeds\").")
     cols = [(w, g) for w in PROBES for g in ("a", "b")]
     hdr = (f"{'cmtime':12} {'round':>5} {'set':4} "
            + " ".join(f"{w + ' ' + g:>11}" for w, g in cols) + "  "
+           + (f"{'host slow':>9}  " if host else "")
            + " ".join(f"{st:>10}" for st in PROBE_STEPS))
     print(hdr)
     print("-" * len(hdr))
@@ -204,8 +254,12 @@ def print_probes(rounds):
         def cell(w, g):
             v = [p.get(f"{w}_{when}_{g}") for when in ("before", "after")]
             return "/".join("-" if y is None else f"{y / 1000:.0f}" for y in v)
+        hs = ""
+        if host:
+            v = x.get("host_slow")
+            hs = f"{'-' if v is None else f'{100 * v:.0f}%':>9}  "
         print(f"{x['kind']:12} {x['round']:>5} {x['set']:4} "
-              + " ".join(f"{cell(w, g):>11}" for w, g in cols) + "  "
+              + " ".join(f"{cell(w, g):>11}" for w, g in cols) + "  " + hs
               + " ".join(f"{st[s]:>10.1f}" if s in st else f"{'-':>10}" for s in PROBE_STEPS))
 
 

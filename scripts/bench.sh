@@ -73,6 +73,8 @@ gcc -O2 -Wall -Werror -o "$bin/objmem" "$RRXE_REPO/tests/bench/objmem.c" -libver
 # Not measured by the benchmark: a failure here only warns.
 gcc -O2 -Wall -Werror -o "$bin/cmids" "$RRXE_REPO/tests/bench/cmids.c" -lrdmacm ||
 	log "cannot build tests/bench/cmids.c (only bench_profile.sh's PROF_OP=cmids needs it)"
+gcc -O2 -Wall -Werror -o "$bin/hostspeed" "$RRXE_REPO/tests/bench/hostspeed.c" ||
+	die "cannot build tests/bench/hostspeed.c"
 gcc -O2 -Wall -Werror -shared -fPIC -o "$bin/calltrace.so" "$RRXE_REPO/tests/bench/calltrace.c" -ldl ||
 	log "cannot build tests/bench/calltrace.c (only bench_profile.sh's PROF_CALLS=1 needs it)"
 
@@ -115,11 +117,21 @@ echo "guest kernel parameters added: $append" >>"$out/env.txt"
 	echo "cmtime's calls timed on both sides (RRXE_BENCH_CALLS=1, tests/bench/calltrace.c)" >>"$out/env.txt"
 log "benchmark: $rounds rounds, results in $out"
 start=$(date +%s)
+# The host's own CPUs' speed meanwhile (hostspeed.txt): on a shared host
+# it changes under the guests (Documentation/benchmarks.rst, "The host's
+# two speeds"), and the report says how much of each cmtime ran slow.
+rm -f "$out/hostspeed.stop"
+"$bin/hostspeed" "$out/hostspeed.txt" "$out/hostspeed.stop" &
+hostspeed=$!
+# Whatever way this script ends, the sampler ends with it.
+trap ': >"$out/hostspeed.stop"' EXIT
 RRXE_LINK=$link \
 RRXE_GUEST_APPEND="$append" \
 RRXE_GUEST_ENV="export BENCH_ROUNDS=$rounds BENCH_BIN=$bin${RRXE_BENCH_CALLS:+ BENCH_CALLS=1}" \
 RRXE_GUEST_TIMEOUT=3300 \
 	"$RRXE_REPO/tests/guest/run-pair.sh" "$out/run" "$KB" "$MODDIR" bench bench bench
+: >"$out/hostspeed.stop"
+wait $hostspeed || log "warning: tests/bench/hostspeed.c ended with status $?"
 # A failed guest run still reports what it measured (and says it failed).
 for r in a b; do
 	st=$(cat "$out/run/$r/bench.status" 2>/dev/null || echo "FAIL no status (guest $r did not finish)")

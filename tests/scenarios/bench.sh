@@ -205,8 +205,13 @@ cm_setup() {
 		calltrace_prefix ct_cli "$PWD/$ct.cli.calls"
 	fi
 	speed_probe "$kind" before
+	# Marks the host's file system dates (the run folder is the host's):
+	# scripts/bench-report.py lines them up with the host CPUs' speed
+	# meanwhile (tests/bench/hostspeed.c).
+	[ "$ROLE" = b ] && : >"$SET.$ROUND.$kind.start"
 	run2 "$kind" 240 "${ct_srv[@]}" cmtime -b "$MYIP" -c "$1" -- "${ct_cli[@]}" cmtime -s "$PEERIP" -c "$1"
 	rc=$?
+	[ "$ROLE" = b ] && : >"$SET.$ROUND.$kind.end"
 	speed_probe "$kind" after
 	[ "$ROLE" = b ] || return
 	if [ $rc != 0 ]; then
