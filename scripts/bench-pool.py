@@ -18,9 +18,21 @@ boots by more than most differences between two codes
 more than any one run, and the per-run ratios show how far they scatter.
 Pool only runs of the same data path, whose commits the runs' env.txt
 give.
+
+With --host, for the runs that recorded the host's own CPU speed
+(results.json "probes" with "host_slow": tests/bench/hostspeed.c, from
+2026-12-07 22:04 on), also fits each cmtime step, over every round of
+those runs, as each set's own time plus one cost common to the sets in
+proportion to the share of the host's samples that were slow while the
+round ran (least squares), and prints each set's mean share and its time
+at the fast host's speed: the sets compared at one speed of the host,
+which the plain medians are not when the host's slow spells fell on one
+set more than the other (Documentation/benchmarks.rst, "The host's two
+speeds"). An estimate beside the pooled medians, not a verdict.
 """
 import argparse
 import csv
+import json
 import math
 import os
 import re
@@ -47,6 +59,70 @@ def load(d):
     return rows, samples
 
 
+def solve(a, b):
+    """x with a x = b (Gaussian elimination, partial pivoting); None when
+    a is singular."""
+    n = len(b)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for col in range(n):
+        piv = max(range(col, n), key=lambda r: abs(m[r][col]))
+        if abs(m[piv][col]) < 1e-12:
+            return None
+        m[col], m[piv] = m[piv], m[col]
+        for r in range(n):
+            if r != col:
+                f = m[r][col] / m[col][col]
+                m[r] = [x - f * y for x, y in zip(m[r], m[col])]
+    return [m[i][n] / m[i][i] for i in range(n)]
+
+
+def host_fit(dirs):
+    """Per cmtime and step: each set's rounds, mean slow share, and time
+    at the fast host (own intercept per set, one common slope in the
+    share), from the runs' results.json probes."""
+    rounds = []
+    for d in dirs:
+        try:
+            probes = json.load(open(os.path.join(d, "results.json"))).get("probes", [])
+        except (OSError, ValueError):
+            continue
+        rounds += [x for x in probes if x.get("host_slow") is not None]
+    out = []
+    for kind in sorted({x["kind"] for x in rounds}):
+        for step in ("create_id", "create_qp", "connect", "disconnect"):
+            pts = [(x["set"], x["host_slow"], x["steps_us"][step]) for x in rounds
+                   if x["kind"] == kind and step in x["steps_us"]]
+            present = {s for s, _, _ in pts}
+            sets = [s for s in ("c", "rust", "cm") if s in present] + sorted(present - {"c", "rust", "cm"})
+            # Normal equations of y = a_set + b * share.
+            rows = [[1.0 if s == t else 0.0 for t in sets] + [share] for s, share, _ in pts]
+            k = len(sets) + 1
+            ata = [[sum(r[i] * r[j] for r in rows) for j in range(k)] for i in range(k)]
+            aty = [sum(r[i] * y for r, (_, _, y) in zip(rows, pts)) for i in range(k)]
+            beta = solve(ata, aty)
+            if beta is None:
+                continue
+            per_set = {s: (sum(1 for t, _, _ in pts if t == s),
+                           statistics.mean(sh for t, sh, _ in pts if t == s), beta[i])
+                       for i, s in enumerate(sets)}
+            out.append((kind, step, per_set, beta[-1]))
+    return out
+
+
+def print_host_fit(dirs):
+    fits = host_fit(dirs)
+    if not fits:
+        print("\nno run here recorded the host's speed (results.json probes with host_slow)")
+        return
+    print("\ncmtime at the fast host's speed (fit: each set's own time + slope x the round's host slow share)")
+    print(f"{'cmtime':12} {'step':10} {'set':4} {'rounds':>6} {'slow share':>10} {'fast host us':>12} {'set/C':>7}  slope us")
+    for kind, step, per_set, slope in fits:
+        c = per_set.get("c")
+        for s, (n, share, at_fast) in per_set.items():
+            ratio = f"{at_fast / c[2]:.2f}" if c and s != "c" and c[2] > 0 else "-"
+            print(f"{kind:12} {step:10} {s:4} {n:>6} {100 * share:>9.0f}% {at_fast:>12.1f} {ratio:>7}  {slope:.1f}")
+
+
 def met(ratio, better):
     return ratio >= 1.0 if better == "high" else ratio <= 1.0
 
@@ -55,6 +131,8 @@ def main():
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped to head
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", default="", help="only the rows whose metric matches this regex")
+    ap.add_argument("--host", action="store_true",
+                    help="also the cmtime steps at the fast host's speed (runs with the host's speed)")
     ap.add_argument("runs", nargs="+", metavar="[LABEL=]DIR")
     args = ap.parse_args()
     runs = []
@@ -102,6 +180,8 @@ def main():
             pooled_cells = f"{'-':>9s}  {'-':>11s}  {'-':>6s}  {'-':>6s}"
         print(f"{m:32s} " + " ".join(cells)
               + f"  {gm:>7.2f}  {n_met:>3d}/{len(ratios):<4d}  {pooled_cells}  {len(c)}/{len(rust)}")
+    if args.host:
+        print_host_fit([d for _, d in runs])
     return 0
 
 

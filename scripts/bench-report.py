@@ -65,6 +65,14 @@ def main(d):
     if host:
         for x in probes:
             x["host_slow"] = host["slow"](x["set"], x["round"], x["kind"])
+        # Each set's mean share, per cmtime: how evenly the host's slow
+        # spells fell on the sets in this run.
+        shares = defaultdict(lambda: defaultdict(list))
+        for x in probes:
+            if x["host_slow"] is not None:
+                shares[x["kind"]][x["set"]].append(x["host_slow"])
+        host["cmtime_slow_share"] = {k: {s: round(statistics.mean(v), 2) for s, v in by_set.items()}
+                                     for k, by_set in shares.items()}
     rows = []
     for metric in sorted(m for m in samples if "link" not in samples[m] and not PROBE_ROW.match(m)):
         unit, better = unit_of(metric)
@@ -261,6 +269,10 @@ def print_probes(rounds, host):
         print(f"{x['kind']:12} {x['round']:>5} {x['set']:4} "
               + " ".join(f"{cell(w, g):>11}" for w, g in cols) + "  " + hs
               + " ".join(f"{st[s]:>10.1f}" if s in st else f"{'-':>10}" for s in PROBE_STEPS))
+    if host:
+        for kind, by_set in sorted(host["cmtime_slow_share"].items()):
+            print(f"host slow while {kind} ran, mean over the rounds: "
+                  + ", ".join(f"{s} {100 * v:.0f}%" for s, v in by_set.items()))
 
 
 def draw(d, samples, ceiling):
