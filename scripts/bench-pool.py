@@ -25,7 +25,7 @@ With --host, for the runs that recorded the host's own CPU speed
 those runs, as each set's own time plus one cost common to the sets in
 proportion to the share of the host's samples that were slow while the
 round ran (least squares), and prints each set's mean share and its time
-at the fast host's speed: the sets compared at one speed of the host,
+at the rounds' mean share: the sets compared at one speed of the host,
 which the plain medians are not when the host's slow spells fell on one
 set more than the other (Documentation/benchmarks.rst, "The host's two
 speeds"). An estimate beside the pooled medians, not a verdict.
@@ -86,11 +86,16 @@ def host_fit(dirs):
             probes = json.load(open(os.path.join(d, "results.json"))).get("probes", [])
         except (OSError, ValueError):
             continue
-        rounds += [x for x in probes if x.get("host_slow") is not None]
+        rounds += [x for x in probes if isinstance(x.get("host_slow"), dict)]
+    for x in rounds:
+        # As scripts/bench-report.py's host_share: the guests' mean where
+        # the run recorded where they ran, else every CPU's samples.
+        h = x["host_slow"]
+        x["share"] = (h["a"] + h["b"]) / 2 if "a" in h and "b" in h else h["all"]
     out = []
     for kind in sorted({x["kind"] for x in rounds}):
         for step in ("create_id", "create_qp", "connect", "disconnect"):
-            pts = [(x["set"], x["host_slow"], x["steps_us"][step]) for x in rounds
+            pts = [(x["set"], x["share"], x["steps_us"][step]) for x in rounds
                    if x["kind"] == kind and step in x["steps_us"]]
             present = {s for s, _, _ in pts}
             sets = [s for s in ("c", "rust", "cm") if s in present] + sorted(present - {"c", "rust", "cm"})
@@ -102,10 +107,15 @@ def host_fit(dirs):
             beta = solve(ata, aty)
             if beta is None:
                 continue
+            # Each set at the rounds' mean share: an interpolation, where
+            # the fast host's speed (share 0) would be an extrapolation
+            # for a set whose rounds mostly ran slow.
+            mean_share = statistics.mean(sh for _, sh, _ in pts)
             per_set = {s: (sum(1 for t, _, _ in pts if t == s),
-                           statistics.mean(sh for t, sh, _ in pts if t == s), beta[i])
+                           statistics.mean(sh for t, sh, _ in pts if t == s),
+                           beta[i] + beta[-1] * mean_share)
                        for i, s in enumerate(sets)}
-            out.append((kind, step, per_set, beta[-1]))
+            out.append((kind, step, per_set, beta[-1], mean_share))
     return out
 
 
@@ -114,13 +124,15 @@ def print_host_fit(dirs):
     if not fits:
         print("\nno run here recorded the host's speed (results.json probes with host_slow)")
         return
-    print("\ncmtime at the fast host's speed (fit: each set's own time + slope x the round's host slow share)")
-    print(f"{'cmtime':12} {'step':10} {'set':4} {'rounds':>6} {'slow share':>10} {'fast host us':>12} {'set/C':>7}  slope us")
-    for kind, step, per_set, slope in fits:
+    print("\ncmtime's steps at one speed of the host (fit over the rounds: each set's own time + slope x")
+    print("the round's host slow share; each set evaluated at the rounds' mean share)")
+    print(f"{'cmtime':12} {'step':10} {'set':4} {'rounds':>6} {'slow share':>10} {'at mean us':>10} {'set/C':>7}  {'slope us':>8}  mean share")
+    for kind, step, per_set, slope, mean_share in fits:
         c = per_set.get("c")
-        for s, (n, share, at_fast) in per_set.items():
-            ratio = f"{at_fast / c[2]:.2f}" if c and s != "c" and c[2] > 0 else "-"
-            print(f"{kind:12} {step:10} {s:4} {n:>6} {100 * share:>9.0f}% {at_fast:>12.1f} {ratio:>7}  {slope:.1f}")
+        for s, (n, share, at_mean) in per_set.items():
+            ratio = f"{at_mean / c[2]:.2f}" if c and s != "c" and c[2] > 0 else "-"
+            print(f"{kind:12} {step:10} {s:4} {n:>6} {100 * share:>9.0f}% {at_mean:>10.1f} {ratio:>7}  "
+                  f"{slope:>8.1f}  {100 * mean_share:.0f}%")
 
 
 def met(ratio, better):

@@ -70,7 +70,7 @@ def main(d):
         shares = defaultdict(lambda: defaultdict(list))
         for x in probes:
             if x["host_slow"] is not None:
-                shares[x["kind"]][x["set"]].append(x["host_slow"])
+                shares[x["kind"]][x["set"]].append(host_share(x["host_slow"]))
         host["cmtime_slow_share"] = {k: {s: round(statistics.mean(v), 2) for s, v in by_set.items()}
                                      for k, by_set in shares.items()}
     rows = []
@@ -199,26 +199,33 @@ def probe_rounds(by_round):
 
 def host_speed(d):
     """The host's CPUs' speed through the run (tests/bench/hostspeed.c,
-    DIR/hostspeed.txt: "realtime_s cpu ns" of a fixed loop) and, in
-    "slow", a function giving for a set's round of a cmtime the share of
-    samples (every CPU) taken at the slow speed while it ran, from the
-    marks guest b left in its run folder (<set>.<round>.<cmtime>.start
-    and .end, whose times the host's file system set). A CPU's sample
-    counts as slow above 1.3 times its run's 10th percentile: on the
-    machine of Documentation/benchmarks.rst ("The host's two speeds")
-    the loop took either ~27 or ~50 us. None without the file."""
+    DIR/hostspeed.txt: "realtime_s cpu ns cpu_a cpu_b", the time of a
+    fixed loop on host CPU cpu and the host CPUs the guests' vCPU threads
+    were on) and, in "slow", a function giving for a set's round of a
+    cmtime the share of it each guest ran on a host CPU at the slow speed
+    ({"a": share, "b": share, "all": share of every CPU's samples}), from
+    the marks guest b left in its run folder (<set>.<round>.<cmtime>.start
+    and .end, whose times the host's file system set). A sample counts as
+    slow above 1.3 times its CPU's 10th percentile over the run: on the
+    machine of Documentation/benchmarks.rst ("The host's two speeds") the
+    loop took either ~27 or ~50 us. A guest's share: at each sample, the
+    latest sample of the CPU its vCPU was on (within 0.1 s). None without
+    the file."""
     path = d / "hostspeed.txt"
     if not path.exists():
         return None
+    samples = []  # (t, cpu, slow?, cpu_a, cpu_b)
     per_cpu = defaultdict(list)
     for line in path.read_text().splitlines():
         p = line.split()
-        if len(p) == 3:
-            per_cpu[int(p[1])].append((float(p[0]), float(p[2])))
+        if len(p) in (3, 5):
+            per_cpu[int(p[1])].append(float(p[2]))
+            samples.append((float(p[0]), int(p[1]), float(p[2]),
+                            *(int(x) for x in p[3:5])))
     if not per_cpu:
         return None
-    fast = {c: sorted(ns for _, ns in v)[len(v) // 10] for c, v in per_cpu.items()}
-    slow_at = [(t, ns > 1.3 * fast[c]) for c, v in per_cpu.items() for t, ns in v]
+    fast = {c: sorted(v)[len(v) // 10] for c, v in per_cpu.items()}
+    samples = [(t, c, ns > 1.3 * fast[c], *rest) for t, c, ns, *rest in samples]
     marks = d / "run" / "b" / "bench"
 
     def slow(s, rnd, kind):
@@ -227,13 +234,35 @@ def host_speed(d):
             t1 = (marks / f"{s}.{rnd}.{kind}.end").stat().st_mtime
         except OSError:
             return None
-        w = [x for t, x in slow_at if t0 <= t <= t1]
-        return round(sum(w) / len(w), 2) if w else None
+        w = [x for x in samples if t0 <= x[0] <= t1]
+        if not w:
+            return None
+        out = {"all": round(sum(x[2] for x in w) / len(w), 2)}
+        for g, col in (("a", 3), ("b", 4)):
+            last = {}  # cpu -> (t, slow?) of its latest sample
+            hits = []
+            for x in samples:
+                if x[0] > t1:
+                    break
+                last[x[1]] = (x[0], x[2])
+                if x[0] >= t0 and len(x) > col and x[col] in last and x[0] - last[x[col]][0] <= 0.1:
+                    hits.append(last[x[col]][1])
+            if hits:
+                out[g] = round(sum(hits) / len(hits), 2)
+        return out
 
     return {"fast_ns": {str(c): ns for c, ns in sorted(fast.items())},
-            "slow_share": {str(c): round(sum(ns > 1.3 * fast[c] for _, ns in v) / len(v), 2)
+            "slow_share": {str(c): round(sum(ns > 1.3 * fast[c] for ns in v) / len(v), 2)
                            for c, v in sorted(per_cpu.items())},
             "slow": slow}
+
+
+def host_share(h):
+    """One figure for a round's host slow share: the two guests' mean
+    where the run knew on which CPU each ran, else every CPU's."""
+    if "a" in h and "b" in h:
+        return (h["a"] + h["b"]) / 2
+    return h["all"]
 
 
 def print_probes(rounds, host):
@@ -245,8 +274,9 @@ def print_probes(rounds, host):
     print("a slow moment of that guest, whichever set (Documentation/benchmarks.rst, \"The guests'")
     print("two speeds\"). Then cmtime's steps, us a connection.")
     if host:
-        print("host slow: the share of the host's CPU samples at the slow speed while that cmtime ran")
-        print("(tests/bench/hostspeed.c; over the whole run " + ", ".join(
+        print("host slow: how much of that cmtime guests a/b ran on a host CPU at its slow speed (or, for")
+        print("a run that did not record where the guests ran, the share of every CPU's samples slow;")
+        print("tests/bench/hostspeed.c; over the whole run " + ", ".join(
             f"CPU {c} {100 * x:.0f}%" for c, x in host["slow_share"].items())
             + " of samples slow; \"The host's two speeds\").")
     cols = [(w, g) for w in PROBES for g in ("a", "b")]
@@ -265,7 +295,13 @@ def print_probes(rounds, host):
         hs = ""
         if host:
             v = x.get("host_slow")
-            hs = f"{'-' if v is None else f'{100 * v:.0f}%':>9}  "
+            if v is None:
+                share = "-"
+            elif "a" in v and "b" in v:
+                share = f"{100 * v['a']:.0f}/{100 * v['b']:.0f}%"
+            else:
+                share = f"{100 * v['all']:.0f}%"
+            hs = f"{share:>9}  "
         print(f"{x['kind']:12} {x['round']:>5} {x['set']:4} "
               + " ".join(f"{cell(w, g):>11}" for w, g in cols) + "  " + hs
               + " ".join(f"{st[s]:>10.1f}" if s in st else f"{'-':>10}" for s in PROBE_STEPS))

@@ -90,6 +90,7 @@ boot() { # role netdev-spec mac [the other guest's end of a nodelay link]
 	fi
 	timeout -k 10 "$GUEST_TIMEOUT" "$QEMU" \
 		-accel "$ACCEL" -cpu max,la57=off -smp "$GUEST_CPUS" -m "$GUEST_MEM" "${plugin[@]}" \
+		-name "rrxe-$role,debug-threads=on" \
 		-display none "${monitor[@]}" -no-reboot -nic none \
 		-serial "file:$RUN/console-$role.log" \
 		-kernel "$KB/arch/x86/boot/bzImage" \
