@@ -13,8 +13,8 @@
  * stays is the CPU's own speed. On the
  * machine of Documentation/benchmarks.rst ("The host's two speeds") each
  * CPU ran the loop in either ~27 or ~50 us, switching every few seconds,
- * whether guests ran or not: the guests' vCPUs run at the speed of the
- * CPU under them. About 0.3% of one CPU.
+ * whether guests ran or not, and mostly fast while kept busy: the guests'
+ * vCPUs run at the speed of the CPU under them. About 0.3% of one CPU.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
