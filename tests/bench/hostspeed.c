@@ -10,10 +10,10 @@
  * CPUs the vCPU threads of guests a and b last ran on (-1 before they
  * start), so that a reader knows at what speed each guest ran. The
  * fastest of three leaves out a sample the host scheduler cut into; what
- * stays is the CPU's own speed. On the
- * machine of Documentation/benchmarks.rst ("The host's two speeds") each
- * CPU ran the loop in either ~27 or ~50 us, switching every few seconds,
- * whether guests ran or not, and mostly fast while kept busy: the guests'
+ * stays is the CPU's own speed. On the machine of
+ * Documentation/benchmarks.rst ("The host's two speeds") each CPU ran the
+ * loop in either ~27 or ~50 us, switching every few seconds, whether
+ * guests ran or not, and more often fast while kept busy: the guests'
  * vCPUs run at the speed of the CPU under them. About 0.3% of one CPU.
  */
 #define _GNU_SOURCE
