@@ -86,12 +86,9 @@ def host_fit(dirs):
             probes = json.load(open(os.path.join(d, "results.json"))).get("probes", [])
         except (OSError, ValueError):
             continue
-        rounds += [x for x in probes if isinstance(x.get("host_slow"), dict)]
-    for x in rounds:
-        # As scripts/bench-report.py's host_share: the guests' mean where
-        # the run recorded where they ran, else every CPU's samples.
-        h = x["host_slow"]
-        x["share"] = (h["a"] + h["b"]) / 2 if "a" in h and "b" in h else h["all"]
+        # scripts/bench-report.py's one figure for a round's share.
+        rounds += [dict(x, share=x["host_slow"]["share"]) for x in probes
+                   if isinstance(x.get("host_slow"), dict)]
     out = []
     for kind in sorted({x["kind"] for x in rounds}):
         for step in ("create_id", "create_qp", "connect", "disconnect"):
